@@ -1,0 +1,32 @@
+// nmt-spm-train: trains the SentencePiece tokenizer that nmt-train and the models use.
+#include <iostream>
+
+#include "nmt/cli.h"
+#include "nmt/tokenizer.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Train a SentencePiece tokenizer (writes PREFIX.model and PREFIX.vocab)",
+               "nmt-spm-train"};
+  nmt::cli::CommonOptions common;
+  nmt::cli::add_common_options(app, common);
+  nmt::TokenizerTrainOptions options;
+  app.add_option("--input", options.inputs, "Text files, one sentence per line")
+      ->required()
+      ->expected(1, -1);
+  app.add_option("--model-prefix", options.model_prefix, "Output prefix: PREFIX.model, PREFIX.vocab")
+      ->required();
+  app.add_option("--vocab-size", options.vocab_size, "Vocabulary size")->capture_default_str();
+  app.add_option("--model-type", options.model_type, "Segmentation algorithm")
+      ->check(CLI::IsMember({"bpe", "unigram"}))
+      ->capture_default_str();
+  app.add_option("--character-coverage", options.character_coverage,
+                 "Share of characters covered (1.0 for small alphabets, 0.9995 for CJK)")
+      ->capture_default_str();
+  return nmt::cli::run(app, common, argc, argv, [&] {
+    options.threads = nmt::cli::apply_threads(common.threads);
+    nmt::train_tokenizer(options);
+    std::cerr << "wrote " << options.model_prefix << ".model and " << options.model_prefix
+              << ".vocab" << std::endl;
+    return 0;
+  });
+}

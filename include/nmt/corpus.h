@@ -1,0 +1,49 @@
+#pragma once
+// Reading text and parallel corpora with errors that name the file and line.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nmt {
+
+/// Empty when `text` is valid UTF-8, else a short description such as
+/// "invalid UTF-8 byte 0xff at column 17".
+std::string utf8_problem(std::string_view text);
+
+/// Reads a UTF-8 text file into lines (a trailing "\r" is dropped: Windows line endings).
+/// Throws nmt::Error for a missing/unreadable file or invalid UTF-8 ("file:line: ...").
+std::vector<std::string> read_text_lines(const std::string& path);
+
+/// Two line-aligned files. Pairs where either side is empty (or only spaces) are skipped
+/// and counted; `line_numbers` keeps the 1-based line of each kept pair.
+struct ParallelCorpus {
+  std::vector<std::string> source, target;
+  std::vector<long> line_numbers;
+  long total_lines = 0;
+  long empty_skipped = 0;
+};
+
+/// Throws nmt::Error when the files differ in line count (both counts named),
+/// for invalid UTF-8 (file:line) or a missing file.
+ParallelCorpus read_parallel_corpus(const std::string& source_path, const std::string& target_path);
+
+/// Sentence pairs as token ids (no bos/eos added), after length filtering.
+struct EncodedCorpus {
+  std::vector<std::vector<int>> source, target;
+  std::vector<long> line_numbers;
+  long too_long_skipped = 0;
+  long empty_skipped = 0;
+};
+
+class Tokenizer;
+/// Encodes both sides; pairs with more than `max_tokens` tokens on either side are
+/// skipped and counted (0 = no limit).
+EncodedCorpus encode_parallel_corpus(const ParallelCorpus& corpus, const Tokenizer& source_tokenizer,
+                                     const Tokenizer& target_tokenizer, size_t max_tokens);
+
+/// One line for the log: "read 29000 pairs from X / Y; skipped 3 empty, 12 over 100 tokens".
+std::string describe(const ParallelCorpus& corpus, const EncodedCorpus& encoded,
+                     const std::string& source_path, const std::string& target_path,
+                     size_t max_tokens);
+
+}  // namespace nmt
