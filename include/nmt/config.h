@@ -1,0 +1,81 @@
+#pragma once
+// One configuration struct for model and training. Loaded from JSON (configs/*.json),
+// overridden by flags, and stored inside every checkpoint, so a model file describes
+// itself. Every field has a default and a one-line comment; validate() checks them all.
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace nmt {
+
+struct ModelConfig {
+  std::string arch = "transformer";  ///< gru | attention | transformer
+  int64_t source_vocab = 0;          ///< set from the source tokenizer
+  int64_t target_vocab = 0;          ///< set from the target tokenizer
+  double dropout = 0.1;              ///< dropout on embeddings and between layers
+
+  // RNN families (gru, attention)
+  int64_t embedding_dim = 256;       ///< token embedding size
+  int64_t hidden_dim = 512;          ///< GRU hidden size (each direction for the encoder)
+  int64_t rnn_layers = 1;            ///< GRU layers in encoder and decoder
+  std::string attention = "bahdanau";  ///< bahdanau | dot | general | concat
+  bool input_feeding = true;         ///< feed the previous attentional vector to the decoder
+
+  // Transformer
+  int64_t d_model = 256;             ///< model width
+  int64_t heads = 4;                 ///< attention heads
+  int64_t ffn_dim = 1024;            ///< position-wise feed-forward inner size
+  int64_t encoder_layers = 3;        ///< encoder stack depth
+  int64_t decoder_layers = 3;        ///< decoder stack depth
+  std::string norm = "pre";          ///< post (paper) | pre (more stable)
+  double attention_dropout = 0.1;    ///< dropout on attention weights
+  bool share_embeddings = false;     ///< one embedding for source and target (joint vocab only)
+  bool tie_output = true;            ///< output layer shares the target embedding matrix
+  int64_t max_positions = 1024;      ///< longest sequence the positional encoding covers
+};
+
+struct TrainConfig {
+  int64_t batch_tokens = 4096;       ///< tokens per batch (max of source/target, padded)
+  int64_t max_length = 100;          ///< pairs with more tokens on a side are skipped
+  int64_t accumulate = 1;            ///< gradient accumulation over this many batches
+  double learning_rate = 5e-4;       ///< peak learning rate
+  std::string schedule = "noam";     ///< constant | noam (inverse-sqrt warmup) | plateau
+  int64_t warmup_steps = 4000;       ///< noam warmup
+  double plateau_factor = 0.5;       ///< plateau: lr multiplier after a stall
+  int64_t plateau_patience = 2;      ///< plateau: validations without improvement before decay
+  double min_learning_rate = 1e-6;   ///< plateau: floor
+  double adam_beta1 = 0.9;           ///< Adam beta1
+  double adam_beta2 = 0.98;          ///< Adam beta2
+  double adam_eps = 1e-9;            ///< Adam epsilon
+  double weight_decay = 0.0;         ///< L2 penalty in Adam
+  double clip_norm = 1.0;            ///< gradient clipping by global norm (0 = off)
+  double label_smoothing = 0.1;      ///< label smoothing epsilon
+  int64_t max_steps = 0;             ///< stop after this many updates (0 = no limit)
+  int64_t max_epochs = 0;            ///< stop after this many epochs (0 = no limit)
+  double max_time_minutes = 0;       ///< stop after this wall time (0 = no limit)
+  int64_t valid_every = 1000;        ///< validate every N updates
+  int64_t log_every = 100;           ///< progress line every N updates
+  int64_t patience = 0;              ///< early stop after N validations without improvement (0 = off)
+  std::string metric = "bleu";       ///< bleu | loss: what decides `best` and early stopping
+  int64_t keep_last = 0;             ///< also keep the last K step checkpoints
+  int64_t valid_max_sentences = 0;   ///< translate only the first N validation sentences (0 = all)
+  int64_t seed = 1;                  ///< data order, initialisation and dropout
+};
+
+struct Config {
+  ModelConfig model;
+  TrainConfig train;
+
+  /// Throws nmt::Error naming the first bad field.
+  void validate() const;
+};
+
+/// JSON <-> Config. Unknown keys and wrong types are errors naming the key.
+/// Missing keys keep their defaults.
+Config config_from_json(const nlohmann::json& json, const std::string& origin);
+nlohmann::json config_to_json(const Config& config);
+Config load_config(const std::string& path);
+/// Applies "section.key=value" (value parsed as JSON, or taken as a string).
+void apply_override(Config& config, const std::string& assignment);
+
+}  // namespace nmt

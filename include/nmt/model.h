@@ -1,0 +1,82 @@
+#pragma once
+// The one interface every model family implements and every algorithm drives:
+// training (teacher-forced forward), greedy and beam search, forced decoding for
+// attention export. Search code never asks which family it holds.
+//
+// Layout is batch-first everywhere: B = batch (or hypotheses), S = source length,
+// T = target length, V = target vocabulary, L = decoder layers, H = attention heads.
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nmt {
+
+/// Encoder output plus everything the decoder computes once per source sentence.
+/// Every tensor has the batch dimension first.
+struct EncoderOutput {
+  torch::Tensor memory;       ///< [B, S, D] encoder states
+  torch::Tensor source_mask;  ///< [B, S] bool, true at real tokens (false at padding)
+  std::map<std::string, torch::Tensor> extra;  ///< model-specific per-sentence tensors
+};
+
+/// Decoder state between steps. Every tensor has the hypothesis dimension first.
+struct DecoderState {
+  /// Differs between hypotheses of one sentence (RNN hidden state, self-attention
+  /// caches): reordered by beam origin after every step.
+  std::map<std::string, torch::Tensor> hypothesis;
+  /// Same for all hypotheses of a sentence (encoder memory, projected keys): only
+  /// selected when the set of sentences changes, never copied per step.
+  std::map<std::string, torch::Tensor> sentence;
+  int64_t step = 0;  ///< target positions decoded so far
+
+  /// Reorders per-hypothesis tensors: row i becomes old row index[i]. `index` must only
+  /// permute rows within a sentence's group of hypotheses.
+  void reorder(const torch::Tensor& index);
+  /// Selects rows of every tensor (e.g. expand each sentence to `beam` rows, or drop
+  /// finished sentences).
+  void select(const torch::Tensor& index);
+};
+
+/// What one decoding step returns.
+struct StepOutput {
+  torch::Tensor log_probs;  ///< [B, V] log-softmax over the target vocabulary
+  /// [B, S] the attention this step used, as one distribution over source positions
+  /// (Transformer: head-mean of the alignment layer). Undefined for models without attention.
+  torch::Tensor attention;
+  /// Transformer only: cross-attention of every layer, each [B, H, S].
+  std::vector<torch::Tensor> layer_attention;
+};
+
+/// Teacher-forced output for training.
+struct ForwardOutput {
+  torch::Tensor logits;  ///< [B, T, V] unnormalised scores
+};
+
+class Seq2SeqModel : public torch::nn::Module {
+ public:
+  /// source: [B, S] int64 ids (no bos; eos at the end; pad = 0).
+  virtual EncoderOutput encode(const torch::Tensor& source) = 0;
+  /// The state before the first target token; `encoded` is moved into `state.sentence`.
+  virtual DecoderState initial_state(const EncoderOutput& encoded) = 0;
+  /// One step: previous tokens [B] (bos at the first step) -> log-probs for the next.
+  virtual StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) = 0;
+  /// Teacher forcing. target_input: [B, T] (bos + target without its last token).
+  /// Must agree with running step() T times (tested for every family).
+  virtual ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) = 0;
+  /// False for the plain GRU seq2seq (fixed context vector, nothing to export).
+  virtual bool has_attention() const { return true; }
+  /// Number of decoder layers with cross-attention (0 for RNNs, whose single attention
+  /// is StepOutput::attention).
+  virtual int64_t attention_layers() const { return 0; }
+  virtual ~Seq2SeqModel() = default;
+};
+
+using ModelPtr = std::shared_ptr<Seq2SeqModel>;
+
+/// True at real tokens. source: [B, S] -> [B, S] bool.
+inline torch::Tensor padding_mask(const torch::Tensor& ids) { return ids.ne(0); }
+
+}  // namespace nmt
