@@ -16,7 +16,8 @@ struct ModelConfig {
 
   // RNN families (gru, attention)
   int64_t embedding_dim = 256;       ///< token embedding size
-  int64_t hidden_dim = 512;          ///< GRU hidden size (each direction for the encoder)
+  int64_t hidden_dim = 512;          ///< decoder GRU and encoder output size (a bidirectional
+                                     ///< encoder gives each direction half, as OpenNMT does)
   int64_t rnn_layers = 1;            ///< GRU layers in encoder and decoder
   std::string attention = "bahdanau";  ///< bahdanau | dot | general | concat
   bool input_feeding = true;         ///< feed the previous attentional vector to the decoder

@@ -1,0 +1,52 @@
+// nmt-train: trains a translation model on a parallel corpus.
+#include <iostream>
+
+#include "nmt/cli.h"
+#include "nmt/config.h"
+#include "nmt/trainer.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Train a GRU, attention or Transformer translation model", "nmt-train"};
+  nmt::cli::CommonOptions common;
+  nmt::cli::add_common_options(app, common);
+  nmt::TrainerOptions options;
+  std::string config_path, arch;
+  std::vector<std::string> overrides;
+  int64_t max_steps = -1, max_epochs = -1, seed = -1;
+  double max_time = -1;
+  app.add_option("--config", config_path, "JSON config (configs/*.json); flags override it")
+      ->check(CLI::ExistingFile);
+  app.add_option("--train-src", options.train_source, "Training source text")->required();
+  app.add_option("--train-tgt", options.train_target, "Training target text")->required();
+  app.add_option("--valid-src", options.valid_source, "Validation source text")->required();
+  app.add_option("--valid-tgt", options.valid_target, "Validation target text")->required();
+  app.add_option("--src-spm", options.source_spm, "Source SentencePiece model (nmt-spm-train)");
+  app.add_option("--tgt-spm", options.target_spm, "Target SentencePiece model (may be the same file)");
+  app.add_option("--model-dir", options.model_dir, "Where checkpoints and logs go")->required();
+  app.add_option("--arch", arch, "Model family (overrides model.arch)")
+      ->check(CLI::IsMember({"gru", "attention", "transformer"}));
+  app.add_option("--max-steps", max_steps, "Stop after N updates (train.max_steps)");
+  app.add_option("--max-epochs", max_epochs, "Stop after N epochs (train.max_epochs)");
+  app.add_option("--max-time", max_time, "Stop after MINUTES of training (train.max_time_minutes)");
+  app.add_option("--seed", seed, "Random seed (train.seed)");
+  app.add_option("--device", options.device, "cpu or cuda")->capture_default_str();
+  app.add_flag("--resume", options.resume, "Continue from MODEL_DIR/last.pt (also automatic when it exists)");
+  app.add_option("--set", overrides, "Override any config field: section.key=value (repeatable)");
+  app.add_flag("--quiet", options.quiet, "No progress on stderr (train.jsonl still has it)");
+  return nmt::cli::run(app, common, argc, argv, [&] {
+    auto config = config_path.empty() ? nmt::Config{} : nmt::load_config(config_path);
+    if (!arch.empty()) config.model.arch = arch;
+    for (const auto& assignment : overrides) nmt::apply_override(config, assignment);
+    if (max_steps >= 0) config.train.max_steps = max_steps;
+    if (max_epochs >= 0) config.train.max_epochs = max_epochs;
+    if (max_time >= 0) config.train.max_time_minutes = max_time;
+    if (seed >= 0) config.train.seed = seed;
+    options.override_limits = max_steps >= 0 || max_epochs >= 0 || max_time >= 0;
+    config.validate();
+    options.config = config;
+    const auto result = nmt::train(options);
+    std::cout << "steps " << result.steps << ", last training loss " << result.last_train_loss
+              << ", stopped: " << result.stop_reason << std::endl;
+    return 0;
+  });
+}

@@ -1,0 +1,17 @@
+#pragma once
+#include <torch/types.h>
+
+namespace nmt {
+
+struct LossSums {
+  torch::Tensor loss;  ///< summed label-smoothed loss (what is optimised), scalar
+  torch::Tensor nll;   ///< summed negative log-likelihood (for perplexity), scalar
+};
+
+/// Label-smoothed cross-entropy summed over non-padding positions (target 0 = pad).
+/// Uses (1-eps)*nll + eps*mean(-log p) per token: no dense smoothed target is built,
+/// so no [B, T, V] buffer is allocated per step beyond the log-probs.
+/// Shape: logits [B, T, V], target [B, T].
+LossSums label_smoothed_loss(const torch::Tensor& logits, const torch::Tensor& target, double epsilon);
+
+}  // namespace nmt

@@ -1,0 +1,99 @@
+#pragma once
+// Multi-head scaled dot-product attention (Vaswani et al. 2017, sec. 3.2.2) in the two
+// forms the Transformer decoder needs:
+//  - SelfAttention: one fused Q/K/V projection (one GEMM instead of three), optionally
+//    appending to an incremental key/value cache so decoding never re-runs the prefix;
+//  - CrossAttention: a fused K/V projection of the encoder memory that callers run once
+//    per source sentence, and a query projection run every step.
+// Masks are additive float biases built once per batch and shared by every layer.
+//
+// Shape: inputs [B, T, D]; per-head tensors [B, H, T, dk] with dk = D / H;
+// attention weights [B, H, Tq, Tk].
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include <vector>
+
+namespace nmt {
+
+/// Keys and values split into heads. Shape: [B, H, Tk, dk] each.
+struct KeyValue {
+  torch::Tensor keys;
+  torch::Tensor values;
+};
+
+struct AttentionOutput {
+  torch::Tensor output;   ///< [B, Tq, D] after the output projection
+  torch::Tensor weights;  ///< [B, H, Tq, Tk] softmax weights (before attention dropout)
+};
+
+/// Shape: [B, S] bool (true at real tokens) -> [B, 1, 1, S] float, 0 at tokens and a
+/// large negative number at padding. Finite, so a fully padded row cannot produce NaN.
+torch::Tensor padding_bias(const torch::Tensor& mask, torch::ScalarType dtype);
+/// Shape: [T, T] float, 0 on and below the diagonal, large negative above it
+/// (position t may only attend to positions <= t).
+torch::Tensor causal_bias(int64_t length, const torch::TensorOptions& options);
+
+/// Xavier-uniform initialisation of a Linear whose output stacks `blocks` square
+/// D x D projections (fused Q/K/V): each block is initialised as if it were its own
+/// layer, so fusing does not change the initial scale. Biases start at zero.
+void init_linear(torch::nn::Linear& linear, int64_t blocks = 1);
+
+/// What self- and cross-attention share: head split, attention, output projection.
+class AttentionBase : public torch::nn::Module {
+ public:
+  int64_t heads() const { return heads_; }
+  int64_t head_dim() const { return head_dim_; }
+
+ protected:
+  AttentionBase(int64_t d_model, int64_t heads, double dropout);
+  /// Shape: projection [B, T, k*D] -> k tensors [B, H, T, dk] (views, no copy).
+  std::vector<torch::Tensor> split_heads(const torch::Tensor& projected, int64_t parts) const;
+  /// softmax(q k^T / sqrt(dk) + bias) v, heads merged, output projection applied.
+  /// Shape: query [B, H, Tq, dk], memory [B, H, Tk, dk], bias broadcastable to
+  /// [B, H, Tq, Tk] (or undefined) -> AttentionOutput.
+  AttentionOutput attend(const torch::Tensor& query, const KeyValue& memory,
+                         const torch::Tensor& bias);
+
+  int64_t d_model_;
+  int64_t heads_;
+  int64_t head_dim_;
+  double dropout_;
+  double scale_;
+  torch::nn::Linear output_{nullptr};
+};
+
+class SelfAttentionImpl : public AttentionBase {
+ public:
+  SelfAttentionImpl(int64_t d_model, int64_t heads, double dropout);
+  /// Shape: x [B, T, D], bias broadcastable to [B, H, T, Tk] -> output [B, T, D].
+  /// With a cache, the new keys/values are appended to it (Tk = cached + T) and the
+  /// cache is updated; without one, Tk = T.
+  AttentionOutput forward(const torch::Tensor& x, const torch::Tensor& bias,
+                          KeyValue* cache = nullptr);
+
+ private:
+  torch::nn::Linear qkv_{nullptr};
+};
+TORCH_MODULE(SelfAttention);
+
+class CrossAttentionImpl : public AttentionBase {
+ public:
+  CrossAttentionImpl(int64_t d_model, int64_t heads, double dropout);
+  /// Keys and values of the encoder memory, contiguous so every step's matmul reads
+  /// them in place. Shape: memory [B, S, D] -> [B, H, S, dk] each.
+  KeyValue project_memory(const torch::Tensor& memory);
+  /// Shape: x [B, T, D], memory [B, H, S, dk], bias [B, 1, 1, S] -> output [B, T, D],
+  /// weights [B, H, T, S].
+  AttentionOutput forward(const torch::Tensor& x, const KeyValue& memory,
+                          const torch::Tensor& bias);
+
+ private:
+  torch::nn::Linear query_{nullptr};
+  torch::nn::Linear key_value_{nullptr};
+};
+TORCH_MODULE(CrossAttention);
+
+}  // namespace nmt

@@ -1,0 +1,29 @@
+#pragma once
+// Validation during training: teacher-forced loss and perplexity, and BLEU of greedy
+// translations (detokenized, sacreBLEU-compatible).
+#include <string>
+#include <vector>
+
+#include "nmt/corpus.h"
+#include "nmt/model.h"
+#include "nmt/tokenizer.h"
+
+namespace nmt {
+
+struct ValidationSet {
+  EncodedCorpus encoded;
+  std::vector<std::string> references;  ///< raw target lines of the kept pairs
+};
+
+struct ValidationResult {
+  double loss = 0;        ///< mean NLL per target token (no label smoothing)
+  double perplexity = 0;
+  double bleu = 0;
+  long sentences = 0;
+};
+
+/// `max_sentences` > 0 translates only the first N sentences (loss uses all).
+ValidationResult validate(Seq2SeqModel& model, const ValidationSet& data, const Tokenizer& target_tokenizer,
+                          int64_t batch_tokens, int64_t max_sentences, const torch::Device& device);
+
+}  // namespace nmt

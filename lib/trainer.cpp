@@ -1,0 +1,299 @@
+#include "nmt/trainer.h"
+
+#include <ATen/core/Generator.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/cuda.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adam.h>
+
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+#include "nmt/atomic_file.h"
+#include "nmt/batching.h"
+#include "nmt/checkpoint.h"
+#include "nmt/error.h"
+#include "nmt/loss.h"
+#include "nmt/models/factory.h"
+#include "nmt/schedule.h"
+#include "nmt/training_log.h"
+#include "nmt/validation.h"
+
+namespace nmt {
+namespace {
+
+volatile std::sig_atomic_t stop_signal = 0;
+void on_signal(int signal) { stop_signal = signal; }
+
+torch::Device parse_device(const std::string& name) {
+  if (name == "cpu") return torch::kCPU;
+  if (name == "cuda") {
+    if (!torch::cuda::is_available())
+      throw Error("--device cuda: this LibTorch has no CUDA support or no GPU is visible");
+    return torch::kCUDA;
+  }
+  throw Error("unknown device \"" + name + "\" (expected cpu or cuda)");
+}
+
+// Everything that changes while training and must survive a resume.
+struct Progress {
+  int64_t step = 0;            // updates done
+  int64_t epoch = 0;           // current epoch (0-based)
+  int64_t batch_in_epoch = 0;  // next batch of the current epoch
+  double best_metric = 0;
+  bool has_best = false;
+  int64_t bad_validations = 0;
+  double elapsed_seconds = 0;  // over all sessions
+};
+
+struct Run {
+  TrainerOptions options;
+  Config config;
+  torch::Device device{torch::kCPU};
+  std::optional<Tokenizer> source_tokenizer, target_tokenizer;
+  EncodedCorpus train;
+  ValidationSet valid;
+  ModelPtr model;
+  std::unique_ptr<torch::optim::Adam> optimizer;
+  std::unique_ptr<LearningRateSchedule> schedule;
+  Progress progress;
+  std::unique_ptr<TrainingLog> log;
+
+  std::string path(const std::string& name) const { return options.model_dir + "/" + name; }
+};
+
+void save(Run& run, const std::string& name, bool with_training_state) {
+  torch::serialize::OutputArchive state;
+  if (with_training_state) {
+    torch::serialize::OutputArchive optimizer;
+    run.optimizer->save(optimizer);
+    state.write("optimizer", optimizer);
+    const auto& p = run.progress;
+    state.write("progress", torch::tensor({p.step, p.epoch, p.batch_in_epoch, int64_t(p.has_best),
+                                           p.bad_validations, run.schedule->stalled_validations}));
+    state.write("progress_real", torch::tensor({p.best_metric, p.elapsed_seconds,
+                                                run.schedule->plateau_scale}, torch::kFloat64));
+    auto generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    state.write("rng", generator.get_state());
+  }
+  save_checkpoint(run.path(name), run.config, *run.model, *run.source_tokenizer, *run.target_tokenizer,
+                  with_training_state ? &state : nullptr);
+}
+
+void restore(Run& run, torch::serialize::InputArchive& archive) {
+  torch::serialize::InputArchive state, optimizer;
+  archive.read("training", state);
+  state.read("optimizer", optimizer);
+  run.optimizer->load(optimizer);
+  torch::Tensor counters, reals, rng;
+  state.read("progress", counters);
+  state.read("progress_real", reals);
+  state.read("rng", rng);
+  auto c = counters.accessor<int64_t, 1>();
+  auto r = reals.accessor<double, 1>();
+  auto& p = run.progress;
+  p.step = c[0], p.epoch = c[1], p.batch_in_epoch = c[2], p.has_best = c[3] != 0;
+  p.bad_validations = c[4];
+  run.schedule->stalled_validations = c[5];
+  p.best_metric = r[0], p.elapsed_seconds = r[1];
+  run.schedule->plateau_scale = r[2];
+  auto generator = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_state(rng);
+}
+
+std::string read_stored_string(torch::serialize::InputArchive& archive, const std::string& key) {
+  c10::IValue value;
+  archive.read(key, value);
+  return value.toStringRef();
+}
+
+// Resuming: the stored config wins, except the limits given on this command line.
+void load_for_resume(Run& run) {
+  auto archive = read_checkpoint_archive(run.path("last.pt"));
+  auto stored = config_from_json(nlohmann::json::parse(read_stored_string(archive, "config")),
+                                 run.path("last.pt"));
+  if (run.options.override_limits) {
+    const auto& given = run.options.config.train;
+    stored.train.max_steps = given.max_steps;
+    stored.train.max_epochs = given.max_epochs;
+    stored.train.max_time_minutes = given.max_time_minutes;
+  }
+  run.config = stored;
+  auto loaded = load_model(run.path("last.pt"), run.device);
+  for (const auto& [spm, stored_tokenizer, side] :
+       {std::tuple{run.options.source_spm, &loaded.source_tokenizer, "source"},
+        std::tuple{run.options.target_spm, &loaded.target_tokenizer, "target"}}) {
+    if (!spm.empty() && Tokenizer::from_file(spm).serialized() != stored_tokenizer->serialized())
+      throw Error(std::string("the ") + side + " tokenizer " + spm +
+                  " differs from the one in " + run.path("last.pt") + " being resumed");
+  }
+  run.source_tokenizer = loaded.source_tokenizer;
+  run.target_tokenizer = loaded.target_tokenizer;
+  run.model = loaded.model;
+  run.model->train();
+  run.optimizer = std::make_unique<torch::optim::Adam>(
+      run.model->parameters(), torch::optim::AdamOptions(run.config.train.learning_rate)
+                                   .betas({run.config.train.adam_beta1, run.config.train.adam_beta2})
+                                   .eps(run.config.train.adam_eps)
+                                   .weight_decay(run.config.train.weight_decay));
+  run.schedule = std::make_unique<LearningRateSchedule>(run.config.train);
+  restore(run, archive);
+}
+
+void start_fresh(Run& run) {
+  if (run.options.source_spm.empty() || run.options.target_spm.empty())
+    throw Error("--src-spm and --tgt-spm are required for a new training run");
+  run.source_tokenizer = Tokenizer::from_file(run.options.source_spm);
+  run.target_tokenizer = Tokenizer::from_file(run.options.target_spm);
+  run.config = run.options.config;
+  run.config.model.source_vocab = run.source_tokenizer->vocab_size();
+  run.config.model.target_vocab = run.target_tokenizer->vocab_size();
+  run.config.validate();
+  torch::manual_seed(static_cast<uint64_t>(run.config.train.seed));
+  run.model = build_model(run.config.model);
+  run.model->to(run.device);
+  run.model->train();
+  const auto& t = run.config.train;
+  run.optimizer = std::make_unique<torch::optim::Adam>(
+      run.model->parameters(), torch::optim::AdamOptions(t.learning_rate)
+                                   .betas({t.adam_beta1, t.adam_beta2})
+                                   .eps(t.adam_eps)
+                                   .weight_decay(t.weight_decay));
+  run.schedule = std::make_unique<LearningRateSchedule>(t);
+}
+
+void load_data(Run& run) {
+  const auto& o = run.options;
+  const auto max_length = static_cast<size_t>(run.config.train.max_length);
+  const auto train_corpus = read_parallel_corpus(o.train_source, o.train_target);
+  run.train = encode_parallel_corpus(train_corpus, *run.source_tokenizer, *run.target_tokenizer, max_length);
+  run.log->message(describe(train_corpus, run.train, o.train_source, o.train_target, max_length));
+  if (run.train.source.empty()) throw Error("no usable training pairs in " + o.train_source);
+  const auto valid_corpus = read_parallel_corpus(o.valid_source, o.valid_target);
+  run.valid.encoded = encode_parallel_corpus(valid_corpus, *run.source_tokenizer, *run.target_tokenizer, 0);
+  run.valid.references = valid_corpus.target;
+  run.log->message(describe(valid_corpus, run.valid.encoded, o.valid_source, o.valid_target, 0));
+  if (run.valid.encoded.source.empty()) throw Error("no usable validation pairs in " + o.valid_source);
+}
+
+void set_learning_rate(torch::optim::Adam& optimizer, double rate) {
+  for (auto& group : optimizer.param_groups())
+    static_cast<torch::optim::AdamOptions&>(group.options()).lr(rate);
+}
+
+// One update over `accumulate` batches; returns the summed loss and target tokens.
+std::pair<double, int64_t> update(Run& run, const std::vector<Batch>& batches) {
+  int64_t tokens = 0;
+  for (const auto& batch : batches) tokens += batch.target_tokens;
+  double loss_sum = 0;
+  for (const auto& batch : batches) {
+    const auto logits = run.model->forward(batch.source.to(run.device), batch.target_input.to(run.device)).logits;
+    auto sums = label_smoothed_loss(logits, batch.target_output.to(run.device), run.config.train.label_smoothing);
+    (sums.loss / static_cast<double>(tokens)).backward();
+    loss_sum += sums.loss.item<double>();
+  }
+  if (!std::isfinite(loss_sum))
+    throw Error("training loss became " + std::to_string(loss_sum) + " at step " +
+                std::to_string(run.progress.step + 1) +
+                "; lower train.learning_rate or raise train.warmup_steps (last.pt keeps the last good state)");
+  if (run.config.train.clip_norm > 0)
+    torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.config.train.clip_norm);
+  set_learning_rate(*run.optimizer, run.schedule->rate(run.progress.step + 1));
+  run.optimizer->step();
+  run.optimizer->zero_grad();
+  ++run.progress.step;
+  return {loss_sum, tokens};
+}
+
+// Validates, saves best/last, and returns true when early stopping says stop.
+bool validate_and_checkpoint(Run& run) {
+  const auto& t = run.config.train;
+  const auto result = validate(*run.model, run.valid, *run.target_tokenizer, t.batch_tokens,
+                               t.valid_max_sentences, run.device);
+  const double metric = t.metric == "bleu" ? result.bleu : -result.loss;
+  auto& p = run.progress;
+  const bool improved = !p.has_best || metric > p.best_metric;
+  if (improved) {
+    p.best_metric = metric, p.has_best = true, p.bad_validations = 0;
+    save(run, "best.pt", false);
+  } else {
+    ++p.bad_validations;
+  }
+  run.schedule->on_validation(improved);
+  run.log->validation(p.step, result, improved);
+  if (t.keep_last > 0) {
+    save(run, "step-" + std::to_string(p.step) + ".pt", false);
+    const auto old = run.path("step-" + std::to_string(p.step - t.keep_last * t.valid_every) + ".pt");
+    std::filesystem::remove(old);
+  }
+  save(run, "last.pt", true);
+  return t.patience > 0 && p.bad_validations >= t.patience;
+}
+
+}  // namespace
+
+TrainingResult train(const TrainerOptions& options) {
+  Run run;
+  run.options = options;
+  run.device = parse_device(options.device);
+  std::filesystem::create_directories(options.model_dir);
+  const bool resuming = std::filesystem::exists(run.path("last.pt"));
+  if (options.resume && !resuming) throw Error("--resume: no " + run.path("last.pt") + " to resume from");
+  run.log = std::make_unique<TrainingLog>(run.path("train.jsonl"), options.quiet);
+  if (resuming) {
+    load_for_resume(run);
+    run.log->message("resuming from " + run.path("last.pt") + " at step " + std::to_string(run.progress.step));
+  } else {
+    start_fresh(run);
+  }
+  run.log->config(run.config, run.model->parameters());
+  write_file_atomically(run.path("config.json"), config_to_json(run.config).dump(2) + "\n");
+  load_data(run);
+
+  stop_signal = 0;
+  auto previous_int = std::signal(SIGINT, on_signal);
+  auto previous_term = std::signal(SIGTERM, on_signal);
+  TrainingLoop loop(run.config.train, run.progress.elapsed_seconds, run.progress.step, run.progress.epoch);
+  TrainingResult result;
+  const auto& t = run.config.train;
+  while (result.stop_reason.empty()) {
+    const auto batches = make_batches(run.train, t.batch_tokens,
+                                      static_cast<uint64_t>(t.seed) * 1000003ULL + run.progress.epoch, true);
+    auto& p = run.progress;
+    while (p.batch_in_epoch < static_cast<int64_t>(batches.size()) && result.stop_reason.empty()) {
+      std::vector<Batch> group;
+      for (int64_t k = 0; k < t.accumulate && p.batch_in_epoch < static_cast<int64_t>(batches.size()); ++k)
+        group.push_back(collate(run.train, batches[p.batch_in_epoch++]));
+      const auto [loss, tokens] = update(run, group);
+      result.last_train_loss = loss / static_cast<double>(tokens);
+      loop.count(tokens, loss);
+      p.elapsed_seconds = loop.elapsed_seconds();
+      const double epoch_fraction = p.epoch + double(p.batch_in_epoch) / double(batches.size());
+      if (p.step % t.log_every == 0)
+        run.log->progress(p.step, epoch_fraction, loop, run.schedule->rate(p.step));
+      bool stop_early = false;
+      if (p.step % t.valid_every == 0) stop_early = validate_and_checkpoint(run);
+      result.stop_reason = loop.stop_reason(p.step, epoch_fraction, stop_early, stop_signal);
+    }
+    if (p.batch_in_epoch >= static_cast<int64_t>(batches.size())) {
+      ++p.epoch, p.batch_in_epoch = 0;
+      if (result.stop_reason.empty() && t.max_epochs > 0 && p.epoch >= t.max_epochs)
+        result.stop_reason = "reached max_epochs";
+    }
+  }
+  // A signal asks for a quick exit: save where we are, skip the final validation.
+  if (stop_signal == 0 && run.progress.step % t.valid_every != 0) validate_and_checkpoint(run);
+  else save(run, "last.pt", true);
+  std::signal(SIGINT, previous_int);
+  std::signal(SIGTERM, previous_term);
+  result.steps = run.progress.step;
+  result.epochs_completed = run.progress.epoch;
+  result.best_metric = run.progress.best_metric;
+  run.log->message("stopped: " + result.stop_reason + "; checkpoints in " + options.model_dir);
+  return result;
+}
+
+}  // namespace nmt
