@@ -9,5 +9,4 @@ build/bin/nmt-make-numbers --output-dir data/numbers --seed 1
 mkdir -p work/numbers
 build/bin/nmt-spm-train --input data/numbers/train.en data/numbers/train.de \
   --model-prefix work/numbers/spm --vocab-size 64 --model-type unigram
-echo "hello: $(echo 'forty-two' | head -1)" >/dev/null
 echo "quick start done: tokenizer in work/numbers/spm.model" >&2
