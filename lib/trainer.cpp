@@ -110,6 +110,17 @@ std::string read_stored_string(torch::serialize::InputArchive& archive, const st
   return value.toStringRef();
 }
 
+// Adam and the schedule from run.config; shared by fresh starts and resumes.
+void make_optimizer(Run& run) {
+  const auto& t = run.config.train;
+  run.optimizer = std::make_unique<torch::optim::Adam>(
+      run.model->parameters(), torch::optim::AdamOptions(t.learning_rate)
+                                   .betas({t.adam_beta1, t.adam_beta2})
+                                   .eps(t.adam_eps)
+                                   .weight_decay(t.weight_decay));
+  run.schedule = std::make_unique<LearningRateSchedule>(t);
+}
+
 // Resuming: the stored config wins, except the limits given on this command line.
 void load_for_resume(Run& run) {
   auto archive = read_checkpoint_archive(run.path("last.pt"));
@@ -134,12 +145,7 @@ void load_for_resume(Run& run) {
   run.target_tokenizer = loaded.target_tokenizer;
   run.model = loaded.model;
   run.model->train();
-  run.optimizer = std::make_unique<torch::optim::Adam>(
-      run.model->parameters(), torch::optim::AdamOptions(run.config.train.learning_rate)
-                                   .betas({run.config.train.adam_beta1, run.config.train.adam_beta2})
-                                   .eps(run.config.train.adam_eps)
-                                   .weight_decay(run.config.train.weight_decay));
-  run.schedule = std::make_unique<LearningRateSchedule>(run.config.train);
+  make_optimizer(run);
   restore(run, archive);
 }
 
@@ -156,13 +162,7 @@ void start_fresh(Run& run) {
   run.model = build_model(run.config.model);
   run.model->to(run.device);
   run.model->train();
-  const auto& t = run.config.train;
-  run.optimizer = std::make_unique<torch::optim::Adam>(
-      run.model->parameters(), torch::optim::AdamOptions(t.learning_rate)
-                                   .betas({t.adam_beta1, t.adam_beta2})
-                                   .eps(t.adam_eps)
-                                   .weight_decay(t.weight_decay));
-  run.schedule = std::make_unique<LearningRateSchedule>(t);
+  make_optimizer(run);
 }
 
 void load_data(Run& run) {
