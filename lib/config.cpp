@@ -130,7 +130,7 @@ void Config::validate() const {
   require(t.label_smoothing >= 0 && t.label_smoothing < 1, "train.label_smoothing must be in [0, 1)");
   require(t.clip_norm >= 0, "train.clip_norm must be >= 0");
   require(t.valid_every > 0 && t.log_every > 0, "train.valid_every and train.log_every must be positive");
-  require(t.metric == "bleu" || t.metric == "loss", "train.metric must be bleu or loss");
+  require(t.metric == "bleu" || t.metric == "chrf" || t.metric == "loss", "train.metric must be bleu, chrf or loss");
   require(t.max_steps >= 0 && t.max_epochs >= 0 && t.max_time_minutes >= 0, "limits must be >= 0");
 }
 

@@ -2,7 +2,6 @@
 
 #include <ATen/core/Generator.h>
 #include <ATen/CPUGeneratorImpl.h>
-#include <torch/cuda.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adam.h>
 
@@ -17,6 +16,7 @@
 #include "nmt/loss.h"
 #include "nmt/models/factory.h"
 #include "nmt/schedule.h"
+#include "nmt/device.h"
 #include "nmt/training_log.h"
 #include "nmt/validation.h"
 
@@ -25,16 +25,6 @@ namespace {
 
 volatile std::sig_atomic_t stop_signal = 0;
 void on_signal(int signal) { stop_signal = signal; }
-
-torch::Device parse_device(const std::string& name) {
-  if (name == "cpu") return torch::kCPU;
-  if (name == "cuda") {
-    if (!torch::cuda::is_available())
-      throw Error("--device cuda: this LibTorch has no CUDA support or no GPU is visible");
-    return torch::kCUDA;
-  }
-  throw Error("unknown device \"" + name + "\" (expected cpu or cuda)");
-}
 
 // Everything that changes while training and must survive a resume.
 struct Progress {
@@ -213,7 +203,7 @@ bool validate_and_checkpoint(Run& run) {
   const auto& t = run.config.train;
   const auto result = validate(*run.model, run.valid, *run.target_tokenizer, t.batch_tokens,
                                t.valid_max_sentences, run.device);
-  const double metric = t.metric == "bleu" ? result.bleu : -result.loss;
+  const double metric = t.metric == "bleu" ? result.bleu : t.metric == "chrf" ? result.chrf : -result.loss;
   auto& p = run.progress;
   const bool improved = !p.has_best || metric > p.best_metric;
   if (improved) {

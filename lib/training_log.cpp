@@ -103,13 +103,13 @@ void TrainingLog::progress(int64_t step, double epoch, TrainingLoop& loop, doubl
 void TrainingLog::validation(int64_t step, const ValidationResult& result, bool best) {
   if (!quiet_) {
     char line[256];
-    std::snprintf(line, sizeof line, "validation @ step %lld | loss %.4f | ppl %.2f | BLEU %.2f (%ld sentences)%s",
+    std::snprintf(line, sizeof line, "validation @ step %lld | loss %.4f | ppl %.2f | BLEU %.2f | chrF %.2f | exact %.1f%% (%ld sentences)%s",
                   static_cast<long long>(step), result.loss, result.perplexity, result.bleu,
-                  result.sentences, best ? " | new best" : "");
+                  result.chrf, result.exact_match, result.sentences, best ? " | new best" : "");
     std::cerr << line << std::endl;
   }
   write({{"type", "validation"}, {"step", step}, {"loss", result.loss}, {"perplexity", result.perplexity},
-         {"bleu", result.bleu}, {"sentences", result.sentences}, {"best", best}});
+         {"bleu", result.bleu}, {"chrf", result.chrf}, {"exact_match", result.exact_match}, {"sentences", result.sentences}, {"best", best}});
 }
 
 }  // namespace nmt

@@ -61,6 +61,10 @@ ValidationResult validate(Seq2SeqModel& model, const ValidationSet& data, const 
   const auto hypotheses = greedy_translations(model, subset, target_tokenizer, batch_tokens, device);
   const std::vector<std::string> references(data.references.begin(), data.references.begin() + count);
   result.bleu = corpus_bleu(hypotheses, references).score;
+  result.chrf = corpus_chrf(hypotheses, references).score;
+  long exact = 0;
+  for (size_t i = 0; i < count; ++i) exact += hypotheses[i] == references[i];
+  result.exact_match = count > 0 ? 100.0 * static_cast<double>(exact) / static_cast<double>(count) : 0.0;
   result.sentences = static_cast<long>(count);
   model.train(was_training);
   return result;

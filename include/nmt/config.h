@@ -57,7 +57,7 @@ struct TrainConfig {
   int64_t valid_every = 1000;        ///< validate every N updates
   int64_t log_every = 100;           ///< progress line every N updates
   int64_t patience = 0;              ///< early stop after N validations without improvement (0 = off)
-  std::string metric = "bleu";       ///< bleu | loss: what decides `best` and early stopping
+  std::string metric = "bleu";       ///< bleu | chrf | loss: what decides `best` and early stopping
   int64_t keep_last = 0;             ///< also keep the last K step checkpoints
   int64_t valid_max_sentences = 0;   ///< translate only the first N validation sentences (0 = all)
   int64_t seed = 1;                  ///< data order, initialisation and dropout

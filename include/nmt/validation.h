@@ -1,6 +1,7 @@
 #pragma once
 // Validation during training: teacher-forced loss and perplexity, and BLEU of greedy
-// translations (detokenized, sacreBLEU-compatible).
+// translations (detokenized, sacreBLEU-compatible), plus chrF and exact-match rate
+// (BLEU is 0 for one-word sentences, such as the bundled German number words).
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ struct ValidationResult {
   double loss = 0;        ///< mean NLL per target token (no label smoothing)
   double perplexity = 0;
   double bleu = 0;
+  double chrf = 0;
+  double exact_match = 0;  ///< percent of translations identical to the reference
   long sentences = 0;
 };
 

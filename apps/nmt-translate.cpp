@@ -1,0 +1,143 @@
+// nmt-translate: translates raw text from stdin with a trained checkpoint.
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "nmt/cli.h"
+#include "nmt/corpus.h"
+#include "nmt/device.h"
+#include "nmt/error.h"
+#include "nmt/metrics.h"
+#include "nmt/translator.h"
+
+namespace {
+
+struct OutputOptions {
+  std::string format = "text";
+  bool quiet = false;
+  std::string reference_path;
+};
+
+nlohmann::json to_json(const nmt::Translation& t, long line, const nmt::Tokenizer& target) {
+  nlohmann::json hypotheses = nlohmann::json::array();
+  for (size_t i = 0; i < t.hypotheses.size(); ++i) {
+    const auto& h = t.hypotheses[i];
+    std::vector<std::string> pieces;
+    for (int id : h.tokens) pieces.push_back(target.piece(id));
+    if (h.finished) pieces.push_back("</s>");
+    hypotheses.push_back({{"text", t.texts[i]},
+                          {"score", h.score},
+                          {"log_prob", h.log_prob},
+                          {"token_log_probs", h.token_log_probs},
+                          {"tokens", pieces},
+                          {"finished", h.finished}});
+  }
+  nlohmann::json object = {{"line", line}, {"hypotheses", hypotheses}};
+  if (!t.warning.empty()) object["warning"] = t.warning;
+  if (t.truncated) object["truncated"] = true;
+  return object;
+}
+
+// Writes one input line's result: the best text, n "ID ||| text ||| score" lines
+// (Moses n-best format, ID counted from 0) or one JSON object.
+void write_result(const nmt::Translation& t, long line, const OutputOptions& out, int nbest,
+                  const nmt::Tokenizer& target) {
+  if (out.format == "jsonl") {
+    std::cout << to_json(t, line, target).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+              << '\n';
+  } else if (nbest > 1) {
+    for (size_t i = 0; i < t.hypotheses.size(); ++i)
+      std::cout << line - 1 << " ||| " << t.texts[i] << " ||| " << t.hypotheses[i].score << '\n';
+    if (t.hypotheses.empty()) std::cout << line - 1 << " ||| ||| 0\n";
+  } else {
+    std::cout << t.best_text() << '\n';
+  }
+}
+
+void report_scores(const std::vector<std::string>& hypotheses, const std::string& reference_path) {
+  const auto references = nmt::read_text_lines(reference_path);
+  if (references.size() != hypotheses.size())
+    throw nmt::Error(reference_path + " has " + std::to_string(references.size()) + " lines but the input had " +
+                     std::to_string(hypotheses.size()));
+  std::cerr << nmt::corpus_bleu(hypotheses, references).format() << " | " << nmt::bleu_signature() << "\n"
+            << nmt::corpus_chrf(hypotheses, references).format() << " | " << nmt::chrf_signature() << std::endl;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Translate text from stdin (one sentence per line) with a trained model", "nmt-translate"};
+  nmt::cli::CommonOptions common;
+  nmt::cli::add_common_options(app, common);
+  std::string model_path, device_name = "cpu";
+  nmt::TranslateOptions options;
+  auto& search = options.search;
+  OutputOptions out;
+  bool stream = false;
+  app.add_option("--model", model_path, "Checkpoint (DIR/best.pt from nmt-train)")->required()->check(CLI::ExistingFile);
+  app.add_option("--beam", search.beam, "Beam size (1 = greedy)")->capture_default_str();
+  app.add_option("--nbest", search.nbest, "Hypotheses per sentence (<= beam)")->capture_default_str();
+  app.add_option("--alpha", search.alpha, "GNMT length penalty ((5+len)/6)^alpha; 0 = none")->capture_default_str();
+  app.add_option("--coverage", search.coverage, "GNMT coverage penalty beta (attention models)")->capture_default_str();
+  app.add_option("--max-len-ratio", search.max_length_ratio, "Max output tokens = ratio * source tokens + extra")
+      ->capture_default_str();
+  app.add_option("--max-len-extra", search.max_length_extra, "See --max-len-ratio")->capture_default_str();
+  app.add_option("--min-len", search.min_length, "No end of sentence before this many tokens")->capture_default_str();
+  auto* size = app.add_option("--batch-size", options.batch_size, "Sentences per batch (1 = stream line by line)");
+  app.add_option("--batch-tokens", options.batch_tokens, "Source tokens per batch")->capture_default_str()->excludes(size);
+  app.add_option("--max-input-tokens", options.max_input_tokens, "Longer inputs are truncated (with a warning)")
+      ->capture_default_str();
+  app.add_option("--format", out.format, "text or jsonl")->check(CLI::IsMember({"text", "jsonl"}))->capture_default_str();
+  app.add_option("--ref", out.reference_path, "Reference file: print BLEU and chrF of the output on stderr")
+      ->check(CLI::ExistingFile);
+  app.add_option("--device", device_name, "cpu or cuda")->capture_default_str();
+  app.add_flag("--stream", stream, "Translate and flush each line as it arrives (default when stdin is a terminal)");
+  app.add_flag("--quiet", out.quiet, "No summary on stderr");
+  return nmt::cli::run(app, common, argc, argv, [&] {
+    options.validate();
+    const auto device = nmt::parse_device(device_name);
+    nmt::Translator translator(nmt::load_model(model_path, device), options, device);
+    const auto& target = translator.model().target_tokenizer;
+    stream = stream || options.batch_size == 1 || isatty(STDIN_FILENO);
+    // In batch mode, read a block of lines, translate it sorted by length, write it in order.
+    const size_t block = stream ? 1 : 4000;
+    std::vector<std::string> lines, best;
+    long line_number = 0, warnings = 0, target_tokens = 0;
+    const auto start = std::chrono::steady_clock::now();
+    auto flush_block = [&] {
+      const auto results = translator.translate(lines);
+      for (const auto& t : results) {
+        ++line_number;
+        if (!t.warning.empty()) {
+          ++warnings;
+          std::cerr << "nmt-translate: warning: line " << line_number << ": " << t.warning << std::endl;
+        }
+        if (!t.hypotheses.empty()) target_tokens += static_cast<long>(t.hypotheses.front().tokens.size());
+        write_result(t, line_number, out, search.nbest, target);
+        if (!out.reference_path.empty()) best.push_back(t.best_text());
+      }
+      if (stream) std::cout.flush();
+      lines.clear();
+    };
+    for (std::string line; std::getline(std::cin, line);) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      lines.push_back(std::move(line));
+      if (lines.size() >= block) flush_block();
+    }
+    if (!lines.empty()) flush_block();
+    std::cout.flush();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!out.quiet) {
+      char summary[256];
+      std::snprintf(summary, sizeof summary,
+                    "translated %ld lines (%ld warnings) in %.2f s: %.1f sentences/s, %.0f target tokens/s",
+                    line_number, warnings, seconds, line_number / std::max(seconds, 1e-9),
+                    target_tokens / std::max(seconds, 1e-9));
+      std::cerr << summary << std::endl;
+    }
+    if (!out.reference_path.empty()) report_scores(best, out.reference_path);
+    return 0;
+  });
+}
