@@ -1,0 +1,103 @@
+// Translator: batching never changes a result, bad lines never shift the output.
+#include <catch2/catch.hpp>
+#include <torch/torch.h>
+
+#include "nmt/checkpoint.h"
+#include "nmt/models/factory.h"
+#include "nmt/translator.h"
+#include "tiny_task.h"
+
+using namespace nmt;
+using nmt::test::ScratchDir;
+
+namespace {
+
+// An untrained model is enough: batching and line handling must not depend on quality.
+LoadedModel random_model(const ScratchDir& dir, const std::string& arch) {
+  auto tokenizer = Tokenizer::from_file(dir.file("spm.model"));
+  auto config = test::tiny_config(arch);
+  config.model.source_vocab = config.model.target_vocab = tokenizer.vocab_size();
+  torch::manual_seed(11);
+  LoadedModel loaded{config, build_model(config.model), tokenizer, tokenizer};
+  loaded.model->eval();
+  return loaded;
+}
+
+const std::vector<std::string> kLines = {
+    "seven hundred two", "", "one thousand", "forty-two thousand nine hundred ninety-nine", "   ",
+    "bad \xff byte", "eight", "three hundred thousand twelve"};
+
+}  // namespace
+
+TEST_CASE("translating a batch equals translating line by line", "[translator]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir, 100);
+  for (const std::string arch : {"gru", "attention", "transformer"}) {
+    for (const int beam : {1, 3}) {
+      DYNAMIC_SECTION(arch << " beam " << beam) {
+        TranslateOptions options;
+        options.search.beam = beam;
+        options.search.nbest = beam;
+        options.search.max_length_extra = 4;
+        options.batch_tokens = 60;  // several batches
+        Translator batched(random_model(dir, arch), options, torch::kCPU);
+        options.batch_size = 1;
+        Translator single(random_model(dir, arch), options, torch::kCPU);
+        const auto all = batched.translate(kLines);
+        REQUIRE(all.size() == kLines.size());
+        for (size_t i = 0; i < kLines.size(); ++i) {
+          INFO("line " << i);
+          const auto one = single.translate({kLines[i]}).front();
+          REQUIRE(one.hypotheses.size() == all[i].hypotheses.size());
+          CHECK(one.texts == all[i].texts);
+          for (size_t k = 0; k < one.hypotheses.size(); ++k) {
+            CHECK(one.hypotheses[k].tokens == all[i].hypotheses[k].tokens);
+            CHECK(one.hypotheses[k].score == Approx(all[i].hypotheses[k].score).margin(1e-4));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("empty and invalid lines keep their place", "[translator]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir, 100);
+  TranslateOptions options;
+  options.search.beam = 2;
+  options.search.max_length_extra = 3;
+  Translator translator(random_model(dir, "attention"), options, torch::kCPU);
+  const auto results = translator.translate(kLines);
+  REQUIRE(results.size() == kLines.size());
+  CHECK(results[1].hypotheses.empty());
+  CHECK(results[1].warning.empty());
+  CHECK(results[4].hypotheses.empty());
+  CHECK(results[5].skipped);
+  CHECK_THAT(results[5].warning, Catch::Contains("invalid UTF-8"));
+  CHECK(results[5].best_text().empty());
+  for (size_t i : {0, 2, 3, 6, 7}) CHECK(results[i].hypotheses.size() == 1);
+}
+
+TEST_CASE("over-long inputs are truncated and flagged", "[translator]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir, 100);
+  TranslateOptions options;
+  options.search.beam = 1;
+  options.search.max_length_extra = 2;
+  options.max_input_tokens = 5;
+  Translator translator(random_model(dir, "transformer"), options, torch::kCPU);
+  const auto result = translator.translate({"seven hundred seventy-seven thousand seven hundred seventy-seven"}).front();
+  CHECK(result.truncated);
+  CHECK(result.source_ids.size() == 5);
+  CHECK_THAT(result.warning, Catch::Contains("truncated to 5"));
+  CHECK(result.hypotheses.size() == 1);
+}
+
+TEST_CASE("the Transformer's input limit respects its positional table", "[translator]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir, 100);
+  auto model = random_model(dir, "transformer");
+  model.config.model.max_positions = 40;
+  TranslateOptions options;  // ratio 2, extra 10: 2L + 10 + 2 <= 40 gives L = 14
+  CHECK(Translator(model, options, torch::kCPU).input_token_limit() == 14);
+}

@@ -1,0 +1,66 @@
+#pragma once
+// A tiny translation task for trainer, checkpoint and translator tests: the first lines
+// of the bundled number-words data, a small joint tokenizer and a small config.
+#include <fstream>
+#include <string>
+
+#include "nmt/config.h"
+#include "nmt/tokenizer.h"
+#include "nmt/trainer.h"
+#include "test_util.h"
+
+namespace nmt::test {
+
+inline void copy_head(const std::string& from, const std::string& to, int lines) {
+  std::ifstream in(from);
+  std::ofstream out(to);
+  std::string line;
+  for (int i = 0; i < lines && std::getline(in, line); ++i) out << line << '\n';
+}
+
+/// Writes train/valid files and spm.model into `dir`.
+inline void make_tiny_task(const ScratchDir& dir, int train_lines = 300) {
+  copy_head(source_path("data/numbers/train.en"), dir.file("train.en"), train_lines);
+  copy_head(source_path("data/numbers/train.de"), dir.file("train.de"), train_lines);
+  copy_head(source_path("data/numbers/valid.en"), dir.file("valid.en"), 20);
+  copy_head(source_path("data/numbers/valid.de"), dir.file("valid.de"), 20);
+  TokenizerTrainOptions spm;
+  spm.inputs = {dir.file("train.en"), dir.file("train.de")};
+  spm.model_prefix = dir.file("spm");
+  spm.vocab_size = 60;
+  spm.model_type = "bpe";
+  train_tokenizer(spm);
+}
+
+/// A small model of the given family that trains in seconds.
+inline Config tiny_config(const std::string& arch) {
+  Config config;
+  auto& m = config.model;
+  m.arch = arch;
+  m.embedding_dim = 16, m.hidden_dim = 32;
+  m.d_model = 32, m.heads = 2, m.ffn_dim = 64, m.encoder_layers = 2, m.decoder_layers = 2;
+  m.dropout = 0.1;  // on, so that resuming must restore the random state too
+  auto& t = config.train;
+  t.batch_tokens = 300;
+  t.learning_rate = 3e-3;
+  t.schedule = "constant";
+  t.valid_every = 5;
+  t.log_every = 1000;
+  t.valid_max_sentences = 5;
+  t.max_steps = 10;
+  t.seed = 7;
+  return config;
+}
+
+inline TrainerOptions tiny_trainer_options(const ScratchDir& dir, const Config& config, const std::string& model_dir) {
+  TrainerOptions options;
+  options.config = config;
+  options.train_source = dir.file("train.en"), options.train_target = dir.file("train.de");
+  options.valid_source = dir.file("valid.en"), options.valid_target = dir.file("valid.de");
+  options.source_spm = options.target_spm = dir.file("spm.model");
+  options.model_dir = dir.file(model_dir);
+  options.quiet = true;
+  return options;
+}
+
+}  // namespace nmt::test
