@@ -50,6 +50,12 @@ struct StepOutput {
   std::vector<torch::Tensor> layer_attention;
 };
 
+/// Self-attention weights for export (Transformer only), teacher-forced.
+struct SelfAttentionWeights {
+  std::vector<torch::Tensor> encoder;  ///< per encoder layer [B, H, S, S]
+  std::vector<torch::Tensor> decoder;  ///< per decoder layer [B, H, T, T] (causal)
+};
+
 /// Teacher-forced output for training.
 struct ForwardOutput {
   torch::Tensor logits;  ///< [B, T, V] unnormalised scores
@@ -71,6 +77,14 @@ class Seq2SeqModel : public torch::nn::Module {
   /// Number of decoder layers with cross-attention (0 for RNNs, whose single attention
   /// is StepOutput::attention).
   virtual int64_t attention_layers() const { return 0; }
+  /// The decoder layer whose head-mean is StepOutput::attention (-1 without layers).
+  virtual int64_t alignment_layer() const { return -1; }
+  /// Self-attention of every layer for a teacher-forced pair (same inputs as forward).
+  /// Empty for families without self-attention (the RNNs).
+  virtual SelfAttentionWeights self_attention(const torch::Tensor& source, const torch::Tensor& target_input) {
+    (void)source, (void)target_input;
+    return {};
+  }
   virtual ~Seq2SeqModel() = default;
 };
 

@@ -190,4 +190,25 @@ ForwardOutput TransformerModel::forward(const torch::Tensor& source,
   return {project_output(x)};
 }
 
+SelfAttentionWeights TransformerModel::self_attention(const torch::Tensor& source,
+                                                      const torch::Tensor& target_input) {
+  SelfAttentionWeights weights;
+  const auto mask = padding_mask(source);
+  const auto source_bias = padding_bias(mask, positions_.scalar_type());
+  auto x = embed(source_embedding_, source, 0);
+  for (auto& layer : encoder_layers_) {
+    weights.encoder.emplace_back();
+    x = layer->forward(x, source_bias, &weights.encoder.back());
+  }
+  const auto memory = encoder_norm_.is_empty() ? x : encoder_norm_(x);
+  auto self_bias = causal_bias(target_input.size(1), memory.options());
+  auto y = embed(target_embedding_, target_input, 0);
+  for (auto& layer : decoder_layers_) {
+    auto result = layer->forward(y, self_bias, layer->project_memory(memory), source_bias);
+    y = result.output;
+    weights.decoder.push_back(result.self_weights);
+  }
+  return weights;
+}
+
 }  // namespace nmt

@@ -69,10 +69,13 @@ EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config)
   feed_forward_norm_ = register_module("feed_forward_norm", layer_norm(config.d_model));
 }
 
-torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& source_bias) {
+torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& source_bias,
+                                        torch::Tensor* weights) {
   const bool training = is_training();
   auto h = residual_.apply(x, attention_norm_, training, [&](const torch::Tensor& input) {
-    return self_attention_(input, source_bias).output;
+    auto attended = self_attention_(input, source_bias);
+    if (weights != nullptr) *weights = attended.weights;
+    return attended.output;
   });
   return residual_.apply(h, feed_forward_norm_, training,
                          [&](const torch::Tensor& input) { return feed_forward_(input); });
@@ -100,8 +103,11 @@ DecoderLayerOutput DecoderLayerImpl::forward(const torch::Tensor& x, const torch
                                              const KeyValue& memory,
                                              const torch::Tensor& memory_bias, KeyValue* cache) {
   const bool training = is_training();
+  torch::Tensor self_weights;
   auto h = residual_.apply(x, self_attention_norm_, training, [&](const torch::Tensor& input) {
-    return self_attention_->forward(input, self_bias, cache).output;
+    auto attended = self_attention_->forward(input, self_bias, cache);
+    self_weights = attended.weights;
+    return attended.output;
   });
   torch::Tensor cross_weights;
   h = residual_.apply(h, cross_attention_norm_, training, [&](const torch::Tensor& input) {
@@ -111,7 +117,7 @@ DecoderLayerOutput DecoderLayerImpl::forward(const torch::Tensor& x, const torch
   });
   h = residual_.apply(h, feed_forward_norm_, training,
                       [&](const torch::Tensor& input) { return feed_forward_(input); });
-  return {h, cross_weights};
+  return {h, cross_weights, self_weights};
 }
 
 }  // namespace nmt

@@ -38,10 +38,11 @@ class TransformerModel : public Seq2SeqModel {
   StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) override;
   /// source [B, S], target_input [B, T] -> logits [B, T, V], in one causal pass.
   ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
+  SelfAttentionWeights self_attention(const torch::Tensor& source, const torch::Tensor& target_input) override;
 
   int64_t attention_layers() const override { return config_.decoder_layers; }
   /// Decoder layer whose head-mean cross-attention is StepOutput::attention.
-  int64_t alignment_layer() const { return alignment_layer_; }
+  int64_t alignment_layer() const override { return alignment_layer_; }
 
   const ModelConfig& config() const { return config_; }
   const torch::nn::Embedding& source_embedding() const { return source_embedding_; }

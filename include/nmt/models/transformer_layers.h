@@ -66,8 +66,10 @@ class ResidualBlock {
 class EncoderLayerImpl : public torch::nn::Module {
  public:
   explicit EncoderLayerImpl(const ModelConfig& config);
-  /// Shape: x [B, S, D], source_bias [B, 1, 1, S] -> [B, S, D].
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& source_bias);
+  /// Shape: x [B, S, D], source_bias [B, 1, 1, S] -> [B, S, D]. With `weights`, the
+  /// self-attention weights [B, H, S, S] are stored there (attention export).
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& source_bias,
+                        torch::Tensor* weights = nullptr);
 
  private:
   ResidualBlock residual_;
@@ -81,6 +83,7 @@ TORCH_MODULE(EncoderLayer);
 struct DecoderLayerOutput {
   torch::Tensor output;         ///< [B, T, D]
   torch::Tensor cross_weights;  ///< [B, H, T, S] encoder-decoder attention
+  torch::Tensor self_weights;   ///< [B, H, T, Tk] masked self-attention
 };
 
 /// Masked self-attention, encoder-decoder attention, then the FFN.
