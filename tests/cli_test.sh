@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# End-to-end check of the tools as a user runs them: tokenizer, training, translation,
+# scoring, attention export and the HTML page (in headless Chromium when installed),
+# plus the error paths. Usage: cli_test.sh BIN_DIR SOURCE_DIR
+set -euo pipefail
+BIN=$1
+SRC=$2
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect_error() {  # expect_error "what it must say" command...
+  local needle=$1; shift
+  if "$@" >"$WORK/out" 2>"$WORK/err"; then fail "expected failure: $*"; fi
+  grep -qF -- "$needle" "$WORK/err" || { cat "$WORK/err" >&2; fail "error of '$*' does not mention '$needle'"; }
+}
+
+head -400 "$SRC/data/numbers/train.en" >"$WORK/train.en"
+head -400 "$SRC/data/numbers/train.de" >"$WORK/train.de"
+head -20 "$SRC/data/numbers/valid.en" >"$WORK/valid.en"
+head -20 "$SRC/data/numbers/valid.de" >"$WORK/valid.de"
+"$BIN/nmt-spm-train" --input "$WORK/train.en" "$WORK/train.de" --model-prefix "$WORK/spm" --vocab-size 60 \
+  --model-type bpe 2>/dev/null
+cat >"$WORK/tiny.json" <<'JSON'
+{"model": {"arch": "transformer", "d_model": 32, "heads": 2, "ffn_dim": 64, "encoder_layers": 2, "decoder_layers": 2},
+ "train": {"batch_tokens": 400, "schedule": "constant", "learning_rate": 0.003, "valid_every": 10, "log_every": 5,
+           "valid_max_sentences": 5}}
+JSON
+COMMON=(--valid-src "$WORK/valid.en" --valid-tgt "$WORK/valid.de" --src-spm "$WORK/spm.model" --tgt-spm "$WORK/spm.model")
+TRAIN=(--train-src "$WORK/train.en" --train-tgt "$WORK/train.de" "${COMMON[@]}")
+"$BIN/nmt-train" --config "$WORK/tiny.json" "${TRAIN[@]}" --model-dir "$WORK/run" --max-steps 20 --threads 1 \
+  2>"$WORK/train.log" >/dev/null
+grep -q "step     20" "$WORK/train.log" || fail "no progress line"
+grep -q '"type":"validation"' "$WORK/run/train.jsonl" || fail "no validation in train.jsonl"
+MODEL=$WORK/run/best.pt
+
+# Translation: one output line per input line, empty and invalid lines keep their place.
+printf 'seven hundred two\n\nbad \xff line\nforty-one\n' >"$WORK/input.txt"
+"$BIN/nmt-translate" --model "$MODEL" --beam 3 --threads 1 <"$WORK/input.txt" >"$WORK/out.txt" 2>"$WORK/err.txt"
+[ "$(wc -l <"$WORK/out.txt")" -eq 4 ] || fail "translate did not write 4 lines"
+[ -z "$(sed -n 2p "$WORK/out.txt")" ] || fail "empty input did not give an empty line"
+[ -z "$(sed -n 3p "$WORK/out.txt")" ] || fail "invalid input did not give an empty line"
+grep -q "line 3: invalid UTF-8" "$WORK/err.txt" || fail "no warning for line 3"
+"$BIN/nmt-translate" --model "$MODEL" --beam 3 --nbest 2 --format jsonl --threads 1 --quiet \
+  <"$WORK/input.txt" >"$WORK/out.jsonl" 2>/dev/null
+[ "$(wc -l <"$WORK/out.jsonl")" -eq 4 ] || fail "jsonl did not write 4 objects"
+grep -q '"line":4' "$WORK/out.jsonl" || fail "jsonl lacks line numbers"
+grep -q '"token_log_probs"' "$WORK/out.jsonl" || fail "jsonl lacks token scores"
+# Streaming (--batch-size 1) gives the same text as batched translation.
+"$BIN/nmt-translate" --model "$MODEL" --beam 3 --batch-size 1 --threads 1 --quiet <"$WORK/input.txt" \
+  2>/dev/null | cmp -s - "$WORK/out.txt" || fail "streaming output differs from batched output"
+
+# Scoring.
+cp "$WORK/valid.en" "$WORK/hyp.en"  # English: several words per line, so BLEU is defined
+"$BIN/nmt-eval" --ref "$WORK/valid.en" <"$WORK/hyp.en" >"$WORK/scores.txt"
+grep -q "^BLEU = 100.00" "$WORK/scores.txt" && grep -q "^chrF2 = 100.00" "$WORK/scores.txt" \
+  || fail "identical files do not score 100"
+expect_error "has 20" "$BIN/nmt-eval" --ref "$WORK/valid.de" <"$WORK/train.en"
+expect_error "<stdin>:3: invalid UTF-8" "$BIN/nmt-eval" --ref "$WORK/valid.de" <"$WORK/input.txt"
+
+# Attention export and the heatmap page.
+head -3 "$WORK/valid.en" | "$BIN/nmt-align" --model "$MODEL" --html "$WORK/heat.html" --threads 1 >"$WORK/align.jsonl"
+[ "$(wc -l <"$WORK/align.jsonl")" -eq 3 ] || fail "align did not write 3 objects"
+head -3 "$WORK/valid.en" | "$BIN/nmt-align" --model "$MODEL" --tgt <(head -3 "$WORK/valid.de") --word-level \
+  --self-attention --layers last --threads 1 | grep -q '"mode":"force"' || fail "forced alignment"
+expect_error "must be line-aligned" "$BIN/nmt-align" --model "$MODEL" --tgt "$WORK/valid.de" <"$WORK/input.txt"
+expect_error "--layers 7" "$BIN/nmt-align" --model "$MODEL" --layers 7 <"$WORK/input.txt"
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$CHROMIUM" ]; then
+  # Cells the page must draw: one per entry of each sentence's first matrix.
+  expected=$(python3 - "$WORK/align.jsonl" <<'PY' 2>/dev/null || true
+import json, sys
+print(sum(len(o["attention"]) * len(o["attention"][0]) for o in map(json.loads, open(sys.argv[1]))))
+PY
+)
+  timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --dump-dom "file://$WORK/heat.html" \
+    2>/dev/null >"$WORK/dom.html"
+  cells=$(grep -o 'class="cell"' "$WORK/dom.html" | wc -l)
+  [ "$cells" -gt 0 ] || fail "the HTML heatmap drew no cells in Chromium"
+  if [ -n "$expected" ]; then [ "$cells" -eq "$expected" ] || fail "heatmap has $cells cells, expected $expected"; fi
+  echo "heatmap rendered in Chromium: $cells cells"
+else
+  echo "chromium not installed: HTML rendering check skipped (scripts/install-deps.sh installs it)"
+fi
+
+# Errors: a clear message and a non-zero exit, nothing overwritten.
+cp "$WORK/run/last.pt" "$WORK/last.before"
+echo '{"model": {"arch": "transformer", "colour": 3}}' >"$WORK/bad.json"
+expect_error "colour" "$BIN/nmt-train" --config "$WORK/bad.json" "${TRAIN[@]}" --model-dir "$WORK/run2"
+echo '{"train": {"batch_tokens": "many"}}' >"$WORK/bad.json"
+expect_error "batch_tokens" "$BIN/nmt-train" --config "$WORK/bad.json" "${TRAIN[@]}" --model-dir "$WORK/run2"
+expect_error "missing.en" "$BIN/nmt-train" --train-src "$WORK/missing.en" --train-tgt "$WORK/train.de" "${COMMON[@]}" --model-dir "$WORK/run"
+head -10 "$WORK/train.de" >"$WORK/short.de"
+expect_error "short.de" "$BIN/nmt-train" --train-src "$WORK/train.en" --train-tgt "$WORK/short.de" "${COMMON[@]}" --model-dir "$WORK/run"
+cmp -s "$WORK/run/last.pt" "$WORK/last.before" || fail "a failed run changed last.pt"
+expect_error "missing.pt" "$BIN/nmt-translate" --model "$WORK/missing.pt" </dev/null
+expect_error "not an nmt checkpoint" "$BIN/nmt-translate" --model "$WORK/train.en" </dev/null
+expect_error "--device cuda" "$BIN/nmt-translate" --model "$MODEL" --device cuda </dev/null
+
+# SIGTERM during training saves last.pt and exits cleanly.
+"$BIN/nmt-train" --config "$WORK/tiny.json" "${TRAIN[@]}" --model-dir "$WORK/sig" --max-steps 100000 \
+  --threads 1 --quiet >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -f "$WORK/sig/last.pt" ] && break; sleep 0.2; done
+kill -TERM "$pid"
+wait "$pid" || fail "training did not exit cleanly on SIGTERM"
+grep -q "signal" "$WORK/sig/train.jsonl" || fail "no stop message for the signal"
+echo "cli tests passed"
