@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs, builds, generates the bundled number-words task and trains its tokenizer.
+# Installs, builds, generates the bundled number-words task, trains its tokenizer and a
+# small attention model, translates and scores the test set, and writes an attention heatmap.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -17,3 +18,6 @@ build/bin/nmt-train --config configs/numbers-attention.json \
 head -5 data/numbers/test.en | build/bin/nmt-translate --model work/numbers/attention/best.pt --beam 5
 build/bin/nmt-translate --model work/numbers/attention/best.pt --quiet < data/numbers/test.en \
   | build/bin/nmt-eval --ref data/numbers/test.de --metrics chrf
+head -4 data/numbers/test.en | build/bin/nmt-align --model work/numbers/attention/best.pt \
+  --html work/numbers/heatmap.html --output work/numbers/attention.jsonl
+echo "quick start done: model work/numbers/attention/best.pt, heatmap work/numbers/heatmap.html" >&2

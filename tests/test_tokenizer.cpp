@@ -3,8 +3,11 @@
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <sstream>
 
+#include "nmt/corpus.h"
 #include "nmt/error.h"
 #include "nmt/tokenizer.h"
 #include "test_util.h"
@@ -108,4 +111,39 @@ TEST_CASE("tokenizer rejects a file that is not a model", "[tokenizer]") {
   write_text(dir.file("bogus.model"), "not a model");
   CHECK_THROWS_WITH(Tokenizer::from_file(dir.file("bogus.model")), Catch::Contains("bogus.model"));
   CHECK_THROWS_WITH(Tokenizer::from_file(dir.file("missing.model")), Catch::Contains("missing.model"));
+}
+
+// The acceptance check on real data; skipped where ../shared is not present.
+TEST_CASE("an 8k joint tokenizer on Multi30k round-trips the validation text", "[tokenizer][multi30k]") {
+  const std::string data = nmt::test::source_path("../shared/data/multi30k");
+  if (!std::filesystem::exists(data + "/train.de")) {
+    WARN("Multi30k not found at " << data << "; skipped");
+    return;
+  }
+  ScratchDir dir;
+  nmt::TokenizerTrainOptions options;
+  options.inputs = {data + "/train.de", data + "/train.en"};
+  options.model_prefix = dir.file("spm");
+  options.vocab_size = 8000;
+  options.threads = 2;
+  nmt::train_tokenizer(options);
+  const auto tokenizer = Tokenizer::from_file(dir.file("spm.model"));
+  long checked = 0;
+  for (const char* side : {"/val.de", "/val.en"}) {
+    for (const auto& line : nmt::read_text_lines(data + side)) {
+      const auto ids = tokenizer.encode(line);
+      if (std::find(ids.begin(), ids.end(), nmt::SpecialIds::kUnk) != ids.end()) continue;
+      // SentencePiece's NFKC normalisation turns no-break spaces into spaces and
+      // collapses runs of spaces; compare with text normalised the same way.
+      std::string spaced = line;
+      for (size_t at; (at = spaced.find("\xc2\xa0")) != std::string::npos;) spaced.replace(at, 2, " ");
+      std::string expected;
+      std::istringstream words(spaced);
+      for (std::string word; words >> word;) expected += (expected.empty() ? "" : " ") + word;
+      INFO(line);
+      CHECK(tokenizer.decode(ids) == expected);
+      ++checked;
+    }
+  }
+  CHECK(checked > 1900);
 }
