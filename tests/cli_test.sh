@@ -61,7 +61,9 @@ expect_error "<stdin>:3: invalid UTF-8" "$BIN/nmt-eval" --ref "$WORK/valid.de" <
 head -3 "$WORK/valid.en" | "$BIN/nmt-align" --model "$MODEL" --html "$WORK/heat.html" --threads 1 >"$WORK/align.jsonl"
 [ "$(wc -l <"$WORK/align.jsonl")" -eq 3 ] || fail "align did not write 3 objects"
 head -3 "$WORK/valid.en" | "$BIN/nmt-align" --model "$MODEL" --tgt <(head -3 "$WORK/valid.de") --word-level \
-  --self-attention --layers last --threads 1 | grep -q '"mode":"force"' || fail "forced alignment"
+  --self-attention --layers last --threads 1 >"$WORK/forced.jsonl"
+# (grep reads a file, not a pipe: grep -q may exit early and SIGPIPE the writer under pipefail)
+[ "$(grep -c '"mode":"force"' "$WORK/forced.jsonl")" -eq 3 ] || fail "forced alignment did not write 3 objects"
 expect_error "must be line-aligned" "$BIN/nmt-align" --model "$MODEL" --tgt "$WORK/valid.de" <"$WORK/input.txt"
 expect_error "--layers 7" "$BIN/nmt-align" --model "$MODEL" --layers 7 <"$WORK/input.txt"
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
