@@ -120,3 +120,15 @@ TEST_CASE("a fresh run refuses a missing tokenizer", "[trainer]") {
   CHECK_THROWS_WITH(train(options), Catch::Contains("absent.model"));
   CHECK_FALSE(std::filesystem::exists(dir.file("run/last.pt")));
 }
+
+TEST_CASE("a diverging run stops with an error instead of saving NaN weights", "[trainer]") {
+  at::set_num_threads(1);
+  ScratchDir dir;
+  test::make_tiny_task(dir);
+  auto config = test::tiny_config("gru");
+  config.train.learning_rate = 1e30;  // the first update blows the weights up
+  config.train.clip_norm = 0;
+  CHECK_THROWS_WITH(train(test::tiny_trainer_options(dir, config, "run")),
+                    Catch::Contains("training loss became") && Catch::Contains("learning_rate"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("run/best.pt")));
+}
