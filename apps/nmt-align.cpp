@@ -14,30 +14,16 @@
 
 namespace {
 
-std::vector<std::string> read_stdin_lines() {
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(std::cin, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(std::move(line));
-  }
-  return lines;
-}
-
 // Raw lines of the --tgt file: bad UTF-8 becomes a per-line warning, not an error.
 std::vector<std::string> read_raw_lines(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw nmt::Error("cannot open " + path);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(std::move(line));
-  }
-  return lines;
+  return nmt::read_lines(in, path, false);
 }
 
 std::string blank_or_bad(const std::string& line) {
   if (auto problem = nmt::utf8_problem(line); !problem.empty()) return problem;
-  if (line.find_first_not_of(" \t") == std::string::npos) return "empty line";
+  if (nmt::is_blank(line)) return "empty line";
   return "";
 }
 
@@ -76,7 +62,7 @@ int main(int argc, char** argv) {
     }
     if (options.self_attention && arch != "transformer")
       throw nmt::Error("--self-attention: the " + arch + " model has no self-attention (only the Transformer has)");
-    const auto sources = read_stdin_lines();
+    const auto sources = nmt::read_lines(std::cin, "<stdin>", false);
     std::vector<std::string> targets;
     if (!target_path.empty()) {
       targets = read_raw_lines(target_path);

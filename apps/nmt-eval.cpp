@@ -10,19 +10,6 @@
 
 namespace {
 
-std::vector<std::string> read_stdin_lines() {
-  std::vector<std::string> lines;
-  long number = 0;
-  for (std::string line; std::getline(std::cin, line);) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (const auto problem = nmt::utf8_problem(line); !problem.empty())
-      throw nmt::Error("<stdin>:" + std::to_string(number) + ": " + problem);
-    lines.push_back(std::move(line));
-  }
-  return lines;
-}
-
 std::vector<std::string> split_metrics(const std::string& list) {
   std::vector<std::string> metrics;
   std::stringstream stream(list);
@@ -48,7 +35,7 @@ int main(int argc, char** argv) {
   return nmt::cli::run(app, common, argc, argv, [&] {
     const auto metrics = split_metrics(metric_list);
     const auto references = nmt::read_text_lines(reference_path);
-    const auto hypotheses = read_stdin_lines();
+    const auto hypotheses = nmt::read_lines(std::cin, "<stdin>", true);
     if (hypotheses.size() != references.size())
       throw nmt::Error("stdin has " + std::to_string(hypotheses.size()) + " lines but " + reference_path + " has " +
                        std::to_string(references.size()));

@@ -121,8 +121,7 @@ int main(int argc, char** argv) {
       if (stream) std::cout.flush();
       lines.clear();
     };
-    for (std::string line; std::getline(std::cin, line);) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
+    for (std::string line; nmt::read_line(std::cin, line);) {
       lines.push_back(std::move(line));
       if (lines.size() >= block) flush_block();
     }

@@ -70,7 +70,7 @@ nlohmann::json layer_entries(const std::vector<torch::Tensor>& per_layer, const 
 
 // Encoder and decoder self-attention, teacher-forced on source + the hypothesis.
 nlohmann::json self_attention_json(LoadedModel& model, const ExportInput& input,
-                                   const AttentionExportOptions& options, const std::vector<std::string>& source_pieces) {
+                                   const AttentionExportOptions& options, const std::vector<int64_t>& source_words) {
   torch::NoGradGuard no_grad;
   std::vector<int> decoder_input{SpecialIds::kBos};
   decoder_input.insert(decoder_input.end(), input.hypothesis->tokens.begin(), input.hypothesis->tokens.end());
@@ -80,7 +80,6 @@ nlohmann::json self_attention_json(LoadedModel& model, const ExportInput& input,
   const auto weights = model.model->self_attention(source, target);
   std::vector<std::string> decoder_pieces{"<s>"};
   for (int id : input.hypothesis->tokens) decoder_pieces.push_back(model.target_tokenizer.piece(id));
-  const auto source_words = word_index_of_pieces(source_pieces);
   const auto decoder_words = word_index_of_pieces(decoder_pieces);
   auto stack = [&](const std::vector<torch::Tensor>& layers, const std::vector<int64_t>& index) {
     std::vector<torch::Tensor> squeezed;  // [1, H, X, X] -> [X, H, X]
@@ -194,7 +193,7 @@ nlohmann::json export_attention(LoadedModel& model, const ExportInput& input, co
   } else {
     object["attention_source"] = model.config.model.attention + " attention of the decoder";
   }
-  if (options.self_attention) object["self_attention"] = self_attention_json(model, input, options, source_pieces);
+  if (options.self_attention) object["self_attention"] = self_attention_json(model, input, options, source_words);
   return object;
 }
 

@@ -35,10 +35,6 @@ bool valid_sequence(const unsigned char* s, int length) {
   return true;
 }
 
-bool is_blank(const std::string& line) {
-  return line.find_first_not_of(" \t") == std::string::npos;
-}
-
 std::string hex_byte(unsigned char byte) {
   static const char* digits = "0123456789abcdef";
   return std::string("0x") + digits[byte >> 4] + digits[byte & 15];
@@ -58,19 +54,34 @@ std::string utf8_problem(std::string_view text) {
   return {};
 }
 
-std::vector<std::string> read_text_lines(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path + ": " + std::strerror(errno));
+bool is_blank(const std::string& line) {
+  return line.find_first_not_of(" \t") == std::string::npos;
+}
+
+bool read_line(std::istream& in, std::string& line) {
+  if (!std::getline(in, line)) return false;
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return true;
+}
+
+std::vector<std::string> read_lines(std::istream& in, const std::string& name, bool check_utf8) {
   std::vector<std::string> lines;
   std::string line;
   long number = 0;
-  while (std::getline(in, line)) {
+  while (read_line(in, line)) {
     ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (auto problem = utf8_problem(line); !problem.empty())
-      throw Error(at_line(path, number, problem));
+    if (check_utf8) {
+      if (auto problem = utf8_problem(line); !problem.empty()) throw Error(at_line(name, number, problem));
+    }
     lines.push_back(std::move(line));
   }
+  return lines;
+}
+
+std::vector<std::string> read_text_lines(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open " + path + ": " + std::strerror(errno));
+  auto lines = read_lines(in, path, true);
   if (in.bad()) throw Error("cannot read " + path + ": " + std::strerror(errno));
   return lines;
 }

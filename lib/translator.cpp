@@ -12,10 +12,6 @@
 namespace nmt {
 namespace {
 
-bool is_blank(const std::string& line) {
-  return std::all_of(line.begin(), line.end(), [](unsigned char c) { return std::isspace(c); });
-}
-
 // The Transformer's positional table bounds both sides; the RNNs have no limit.
 int64_t input_limit_for(const Config& config, const TranslateOptions& options) {
   int64_t limit = options.max_input_tokens;

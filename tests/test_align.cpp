@@ -18,16 +18,6 @@ using nmt::test::ScratchDir;
 
 namespace {
 
-LoadedModel random_model(const ScratchDir& dir, const std::string& arch) {
-  auto tokenizer = Tokenizer::from_file(dir.file("spm.model"));
-  auto config = test::tiny_config(arch);
-  config.model.source_vocab = config.model.target_vocab = tokenizer.vocab_size();
-  torch::manual_seed(5);
-  LoadedModel loaded{config, build_model(config.model), tokenizer, tokenizer};
-  loaded.model->eval();
-  return loaded;
-}
-
 test::SchemaChecker schema() {
   std::ifstream in(test::source_path("docs/align.schema.json"));
   return test::SchemaChecker(nlohmann::json::parse(in));
@@ -95,7 +85,7 @@ TEST_CASE("exports conform to the schema, for every family and option", "[align]
   for (const std::string arch : {"gru", "attention", "transformer"}) {
     for (const bool word_level : {false, true}) {
       DYNAMIC_SECTION(arch << (word_level ? " words" : " pieces")) {
-        auto model = random_model(dir, arch);
+        auto model = test::random_model(dir, arch, 5);
         AttentionExportOptions options;
         options.word_level = word_level;
         options.self_attention = arch == "transformer";
@@ -138,7 +128,7 @@ TEST_CASE("forced decoding exports exactly the reference and the attention the d
   test::make_tiny_task(dir, 100);
   for (const std::string arch : {"attention", "transformer"}) {
     SECTION(arch) {
-      auto model = random_model(dir, arch);
+      auto model = test::random_model(dir, arch, 5);
       const std::string source = "forty-two thousand", target = "zweiundvierzigtausend";
       const auto object = force_export(model, source, target, {});
       const auto target_ids = model.target_tokenizer.encode(target);

@@ -12,17 +12,6 @@ using nmt::test::ScratchDir;
 
 namespace {
 
-// An untrained model is enough: batching and line handling must not depend on quality.
-LoadedModel random_model(const ScratchDir& dir, const std::string& arch) {
-  auto tokenizer = Tokenizer::from_file(dir.file("spm.model"));
-  auto config = test::tiny_config(arch);
-  config.model.source_vocab = config.model.target_vocab = tokenizer.vocab_size();
-  torch::manual_seed(11);
-  LoadedModel loaded{config, build_model(config.model), tokenizer, tokenizer};
-  loaded.model->eval();
-  return loaded;
-}
-
 const std::vector<std::string> kLines = {
     "seven hundred two", "", "one thousand", "forty-two thousand nine hundred ninety-nine", "   ",
     "bad \xff byte", "eight", "three hundred thousand twelve"};
@@ -40,9 +29,9 @@ TEST_CASE("translating a batch equals translating line by line", "[translator]")
         options.search.nbest = beam;
         options.search.max_length_extra = 4;
         options.batch_tokens = 60;  // several batches
-        Translator batched(random_model(dir, arch), options, torch::kCPU);
+        Translator batched(test::random_model(dir, arch, 11), options, torch::kCPU);
         options.batch_size = 1;
-        Translator single(random_model(dir, arch), options, torch::kCPU);
+        Translator single(test::random_model(dir, arch, 11), options, torch::kCPU);
         const auto all = batched.translate(kLines);
         REQUIRE(all.size() == kLines.size());
         for (size_t i = 0; i < kLines.size(); ++i) {
@@ -66,7 +55,7 @@ TEST_CASE("empty and invalid lines keep their place", "[translator]") {
   TranslateOptions options;
   options.search.beam = 2;
   options.search.max_length_extra = 3;
-  Translator translator(random_model(dir, "attention"), options, torch::kCPU);
+  Translator translator(test::random_model(dir, "attention", 11), options, torch::kCPU);
   const auto results = translator.translate(kLines);
   REQUIRE(results.size() == kLines.size());
   CHECK(results[1].hypotheses.empty());
@@ -85,7 +74,7 @@ TEST_CASE("over-long inputs are truncated and flagged", "[translator]") {
   options.search.beam = 1;
   options.search.max_length_extra = 2;
   options.max_input_tokens = 5;
-  Translator translator(random_model(dir, "transformer"), options, torch::kCPU);
+  Translator translator(test::random_model(dir, "transformer", 11), options, torch::kCPU);
   const auto result = translator.translate({"seven hundred seventy-seven thousand seven hundred seventy-seven"}).front();
   CHECK(result.truncated);
   CHECK(result.source_ids.size() == 5);
@@ -96,7 +85,7 @@ TEST_CASE("over-long inputs are truncated and flagged", "[translator]") {
 TEST_CASE("the Transformer's input limit respects its positional table", "[translator]") {
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
-  auto model = random_model(dir, "transformer");
+  auto model = test::random_model(dir, "transformer", 11);
   model.config.model.max_positions = 40;
   TranslateOptions options;  // ratio 2, extra 10: 2L + 10 + 2 <= 40 gives L = 14
   CHECK(Translator(model, options, torch::kCPU).input_token_limit() == 14);

@@ -1,10 +1,14 @@
 #pragma once
 // A tiny translation task for trainer, checkpoint and translator tests: the first lines
 // of the bundled number-words data, a small joint tokenizer and a small config.
+#include <torch/torch.h>
+
 #include <fstream>
 #include <string>
 
+#include "nmt/checkpoint.h"
 #include "nmt/config.h"
+#include "nmt/models/factory.h"
 #include "nmt/tokenizer.h"
 #include "nmt/trainer.h"
 #include "test_util.h"
@@ -50,6 +54,18 @@ inline Config tiny_config(const std::string& arch) {
   t.max_steps = 10;
   t.seed = 7;
   return config;
+}
+
+/// An untrained tiny model with the task's tokenizer on both sides, in eval mode. Enough
+/// wherever a result must not depend on quality (batching, export format).
+inline LoadedModel random_model(const ScratchDir& dir, const std::string& arch, uint64_t seed) {
+  auto tokenizer = Tokenizer::from_file(dir.file("spm.model"));
+  auto config = tiny_config(arch);
+  config.model.source_vocab = config.model.target_vocab = tokenizer.vocab_size();
+  torch::manual_seed(seed);
+  LoadedModel loaded{config, build_model(config.model), tokenizer, tokenizer};
+  loaded.model->eval();
+  return loaded;
 }
 
 inline TrainerOptions tiny_trainer_options(const ScratchDir& dir, const Config& config, const std::string& model_dir) {

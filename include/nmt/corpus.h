@@ -1,5 +1,6 @@
 #pragma once
 // Reading text and parallel corpora with errors that name the file and line.
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +10,17 @@ namespace nmt {
 /// Empty when `text` is valid UTF-8, else a short description such as
 /// "invalid UTF-8 byte 0xff at column 17".
 std::string utf8_problem(std::string_view text);
+
+/// True for a line of only spaces and tabs (or nothing).
+bool is_blank(const std::string& line);
+
+/// std::getline that also drops a trailing "\r" (Windows line endings).
+bool read_line(std::istream& in, std::string& line);
+
+/// All lines of a stream (trailing "\r" dropped). With `check_utf8`, invalid UTF-8
+/// throws nmt::Error as "name:line: ..."; without, lines are returned as they are
+/// (for tools that warn per line instead).
+std::vector<std::string> read_lines(std::istream& in, const std::string& name, bool check_utf8);
 
 /// Reads a UTF-8 text file into lines (a trailing "\r" is dropped: Windows line endings).
 /// Throws nmt::Error for a missing/unreadable file or invalid UTF-8 ("file:line: ...").
