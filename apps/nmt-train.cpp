@@ -33,6 +33,19 @@ int main(int argc, char** argv) {
   app.add_flag("--resume", options.resume, "Continue from MODEL_DIR/last.pt (also automatic when it exists)");
   app.add_option("--set", overrides, "Override any config field: section.key=value (repeatable)");
   app.add_flag("--quiet", options.quiet, "No progress on stderr (train.jsonl still has it)");
+  // Data-parallel training; the flags override RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT.
+  int world_size = -1, rank = -1, master_port = -1;
+  std::string master_addr;
+  double dist_timeout = 600;
+  const std::string group = "Distributed (flags override the torchrun variables RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)";
+  app.add_option("--world-size", world_size, "Number of training processes (WORLD_SIZE)")->group(group);
+  app.add_option("--rank", rank, "This process's rank, 0..world-size-1 (RANK); rank 0 writes the model dir")->group(group);
+  app.add_option("--master-addr", master_addr, "Address of rank 0 (MASTER_ADDR, default 127.0.0.1)")->group(group);
+  app.add_option("--master-port", master_port, "Rendezvous port on rank 0 (MASTER_PORT, default 29500)")->group(group);
+  app.add_option("--dist-timeout", dist_timeout,
+                 "Seconds before a rank that never joins or stops answering fails the run")
+      ->group(group)
+      ->capture_default_str();
   return nmt::cli::run(app, common, argc, argv, [&] {
     auto config = config_path.empty() ? nmt::Config{} : nmt::load_config(config_path);
     if (!arch.empty()) config.model.arch = arch;
@@ -42,9 +55,18 @@ int main(int argc, char** argv) {
     if (max_time >= 0) config.train.max_time_minutes = max_time;
     if (seed >= 0) config.train.seed = seed;
     options.override_limits = max_steps >= 0 || max_epochs >= 0 || max_time >= 0;
+    auto& distributed = options.distributed;
+    distributed = nmt::distributed_options_from_environment();
+    if (world_size >= 0) distributed.world_size = world_size;
+    if (rank >= 0) distributed.rank = rank;
+    if (master_port >= 0) distributed.master_port = master_port;
+    if (!master_addr.empty()) distributed.master_addr = master_addr;
+    distributed.timeout_seconds = dist_timeout;
+    distributed.validate();
     config.validate();
     options.config = config;
     const auto result = nmt::train(options);
+    if (distributed.rank != 0) return 0;  // rank 0 reports for the run
     std::cout << "steps " << result.steps << ", last training loss " << result.last_train_loss
               << ", stopped: " << result.stop_reason << std::endl;
     return 0;

@@ -5,9 +5,13 @@
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adam.h>
 
+#include <unistd.h>
+
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "nmt/atomic_file.h"
 #include "nmt/batching.h"
@@ -17,6 +21,7 @@
 #include "nmt/models/factory.h"
 #include "nmt/schedule.h"
 #include "nmt/device.h"
+#include "nmt/distributed.h"
 #include "nmt/training_log.h"
 #include "nmt/validation.h"
 
@@ -49,8 +54,11 @@ struct Run {
   std::unique_ptr<LearningRateSchedule> schedule;
   Progress progress;
   std::unique_ptr<TrainingLog> log;
+  std::unique_ptr<ProcessGroup> group;  // a no-op group of one without --world-size
 
   std::string path(const std::string& name) const { return options.model_dir + "/" + name; }
+  // Rank 0 alone validates, logs and writes the model directory.
+  bool is_main() const { return group->is_main(); }
 };
 
 void save(Run& run, const std::string& name, bool with_training_state) {
@@ -112,8 +120,9 @@ void make_optimizer(Run& run) {
 }
 
 // Resuming: the stored config wins, except the limits given on this command line.
-void load_for_resume(Run& run) {
-  auto archive = read_checkpoint_archive(run.path("last.pt"));
+// `checkpoint` is last.pt, or on ranks other than 0 a private copy of rank 0's.
+void load_for_resume(Run& run, const std::string& checkpoint) {
+  auto archive = read_checkpoint_archive(checkpoint);
   auto stored = config_from_json(nlohmann::json::parse(read_stored_string(archive, "config")),
                                  run.path("last.pt"));
   if (run.options.override_limits) {
@@ -123,7 +132,7 @@ void load_for_resume(Run& run) {
     stored.train.max_time_minutes = given.max_time_minutes;
   }
   run.config = stored;
-  auto loaded = load_model(run.path("last.pt"), run.device);
+  auto loaded = load_model(checkpoint, run.device);
   for (const auto& [spm, stored_tokenizer, side] :
        {std::tuple{run.options.source_spm, &loaded.source_tokenizer, "source"},
         std::tuple{run.options.target_spm, &loaded.target_tokenizer, "target"}}) {
@@ -137,6 +146,36 @@ void load_for_resume(Run& run) {
   run.model->train();
   make_optimizer(run);
   restore(run, archive);
+}
+
+std::string read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read " + path);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// Only rank 0 reads the model directory (the others may be on machines that cannot see
+// it): its last.pt travels to the other ranks, which load it from a private temp file.
+void resume(Run& run) {
+  if (!run.group->is_main()) {
+    const auto bytes = run.group->broadcast_bytes("");
+    const auto copy = (std::filesystem::temp_directory_path() /
+                       ("nmt-resume-rank" + std::to_string(run.group->rank()) + "-" + std::to_string(::getpid()) + ".pt"))
+                          .string();
+    { std::ofstream(copy, std::ios::binary) << bytes; }
+    try {
+      load_for_resume(run, copy);
+    } catch (...) {
+      std::filesystem::remove(copy);
+      throw;
+    }
+    std::filesystem::remove(copy);
+    return;
+  }
+  if (run.group->world_size() > 1) run.group->broadcast_bytes(read_file_bytes(run.path("last.pt")));
+  load_for_resume(run, run.path("last.pt"));
 }
 
 void start_fresh(Run& run) {
@@ -162,6 +201,7 @@ void load_data(Run& run) {
   run.train = encode_parallel_corpus(train_corpus, *run.source_tokenizer, *run.target_tokenizer, max_length);
   run.log->message(describe(train_corpus, run.train, o.train_source, o.train_target, max_length));
   if (run.train.source.empty()) throw Error("no usable training pairs in " + o.train_source);
+  if (!run.is_main()) return;  // only rank 0 validates
   const auto valid_corpus = read_parallel_corpus(o.valid_source, o.valid_target);
   run.valid.encoded = encode_parallel_corpus(valid_corpus, *run.source_tokenizer, *run.target_tokenizer, 0);
   run.valid.references = valid_corpus.target;
@@ -174,10 +214,58 @@ void set_learning_rate(torch::optim::Adam& optimizer, double rate) {
     static_cast<torch::optim::AdamOptions&>(group.options()).lr(rate);
 }
 
-// One update over `accumulate` batches; returns the summed loss and target tokens.
+uint64_t fingerprint(const std::string& bytes) {
+  uint64_t hash = 1469598103934665603ULL;  // FNV-1a: the same on every machine
+  for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ULL;
+  return hash;
+}
+
+// A distributed run goes wrong silently when the ranks train on different data; check
+// what can be checked, then give every rank rank 0's parameters.
+void synchronise_ranks(Run& run) {
+  auto& group = *run.group;
+  if (group.world_size() == 1) return;
+  group.check_same(static_cast<int64_t>(fingerprint(config_to_json(run.config).dump())), "the config");
+  group.check_same(static_cast<int64_t>(fingerprint(run.source_tokenizer->serialized() +
+                                                    run.target_tokenizer->serialized())), "the tokenizers");
+  int64_t corpus_tokens = 0;
+  for (size_t i = 0; i < run.train.source.size(); ++i)
+    corpus_tokens += static_cast<int64_t>(run.train.source[i].size() * 1000003 + run.train.target[i].size());
+  group.check_same(static_cast<int64_t>(run.train.source.size()), "the number of training pairs");
+  group.check_same(corpus_tokens, "the training corpus (token counts differ)");
+  {
+    torch::NoGradGuard no_grad;
+    auto tensors = run.model->parameters();
+    for (const auto& buffer : run.model->buffers()) tensors.push_back(buffer);
+    group.broadcast(tensors);
+  }
+  // Different dropout masks on every rank (rank 0 keeps the single-process stream).
+  if (!group.is_main())
+    torch::manual_seed(static_cast<uint64_t>(run.config.train.seed) + 7919ULL * group.rank() +
+                       static_cast<uint64_t>(run.progress.step));
+  run.log->message("distributed: " + std::to_string(group.world_size()) + " ranks (Gloo); an update covers " +
+                   std::to_string(group.world_size()) + " x " + std::to_string(run.config.train.accumulate) +
+                   " batches of ~" + std::to_string(run.config.train.batch_tokens) + " tokens");
+}
+
+// Sums the gradients of all ranks. A rank without a batch in this update contributes zeros.
+void sum_gradients(Run& run) {
+  if (run.group->world_size() == 1) return;
+  std::vector<torch::Tensor> gradients;
+  for (auto& parameter : run.model->parameters()) {
+    if (!parameter.grad().defined()) parameter.mutable_grad() = torch::zeros_like(parameter);
+    gradients.push_back(parameter.grad());
+  }
+  run.group->sum(gradients);
+}
+
+// One update over this rank's share of the batches (`accumulate` per rank); returns the
+// loss and target tokens summed over all ranks. Each rank divides by the global token
+// count, so the summed gradients equal one process training on all the batches.
 std::pair<double, int64_t> update(Run& run, const std::vector<Batch>& batches) {
-  int64_t tokens = 0;
-  for (const auto& batch : batches) tokens += batch.target_tokens;
+  int64_t local_tokens = 0;
+  for (const auto& batch : batches) local_tokens += batch.target_tokens;
+  const auto tokens = static_cast<int64_t>(run.group->sum(static_cast<double>(local_tokens)));
   double loss_sum = 0;
   for (const auto& batch : batches) {
     const auto logits = run.model->forward(batch.source.to(run.device), batch.target_input.to(run.device)).logits;
@@ -185,10 +273,12 @@ std::pair<double, int64_t> update(Run& run, const std::vector<Batch>& batches) {
     (sums.loss / static_cast<double>(tokens)).backward();
     loss_sum += sums.loss.item<double>();
   }
+  loss_sum = run.group->sum(loss_sum);
   if (!std::isfinite(loss_sum))
     throw Error("training loss became " + std::to_string(loss_sum) + " at step " +
                 std::to_string(run.progress.step + 1) +
                 "; lower train.learning_rate or raise train.warmup_steps (last.pt keeps the last good state)");
+  sum_gradients(run);
   if (run.config.train.clip_norm > 0)
     torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.config.train.clip_norm);
   set_learning_rate(*run.optimizer, run.schedule->rate(run.progress.step + 1));
@@ -229,19 +319,25 @@ TrainingResult train(const TrainerOptions& options) {
   Run run;
   run.options = options;
   run.device = parse_device(options.device);
-  std::filesystem::create_directories(options.model_dir);
-  const bool resuming = std::filesystem::exists(run.path("last.pt"));
+  if (options.distributed.enabled() && !run.device.is_cpu())
+    throw Error("distributed training runs on CPU (Gloo) only: this LibTorch has no NCCL for " + options.device);
+  run.group = std::make_unique<ProcessGroup>(options.distributed);
+  if (run.is_main()) std::filesystem::create_directories(options.model_dir);
+  const bool resuming = run.group->max(run.is_main() && std::filesystem::exists(run.path("last.pt"))) != 0;
   if (options.resume && !resuming) throw Error("--resume: no " + run.path("last.pt") + " to resume from");
-  run.log = std::make_unique<TrainingLog>(run.path("train.jsonl"), options.quiet);
+  run.log = std::make_unique<TrainingLog>(run.is_main() ? run.path("train.jsonl") : "",
+                                          options.quiet || !run.is_main());
   if (resuming) {
-    load_for_resume(run);
+    resume(run);
     run.log->message("resuming from " + run.path("last.pt") + " at step " + std::to_string(run.progress.step));
   } else {
     start_fresh(run);
   }
   run.log->config(run.config, run.model->parameters());
-  write_file_atomically(run.path("config.json"), config_to_json(run.config).dump(2) + "\n");
+  if (run.is_main())
+    write_file_atomically(run.path("config.json"), config_to_json(run.config).dump(2) + "\n");
   load_data(run);
+  synchronise_ranks(run);
 
   stop_signal = 0;
   auto previous_int = std::signal(SIGINT, on_signal);
@@ -249,39 +345,54 @@ TrainingResult train(const TrainerOptions& options) {
   TrainingLoop loop(run.config.train, run.progress.elapsed_seconds, run.progress.step, run.progress.epoch);
   TrainingResult result;
   const auto& t = run.config.train;
+  const auto rank = static_cast<int64_t>(run.group->rank());
+  const int64_t batches_per_update = t.accumulate * run.group->world_size();
+  int64_t agreed_signal = 0;
   while (result.stop_reason.empty()) {
     const auto batches = make_batches(run.train, t.batch_tokens,
                                       static_cast<uint64_t>(t.seed) * 1000003ULL + run.progress.epoch, true);
+    const auto count = static_cast<int64_t>(batches.size());
     auto& p = run.progress;
-    while (p.batch_in_epoch < static_cast<int64_t>(batches.size()) && result.stop_reason.empty()) {
+    while (p.batch_in_epoch < count && result.stop_reason.empty()) {
+      // Every rank sees the same batch order; rank r takes its `accumulate` batches of the update.
+      const int64_t update_end = std::min(p.batch_in_epoch + batches_per_update, count);
       std::vector<Batch> group;
-      for (int64_t k = 0; k < t.accumulate && p.batch_in_epoch < static_cast<int64_t>(batches.size()); ++k)
-        group.push_back(collate(run.train, batches[p.batch_in_epoch++]));
+      for (int64_t b = p.batch_in_epoch + rank * t.accumulate;
+           b < std::min(p.batch_in_epoch + (rank + 1) * t.accumulate, update_end); ++b)
+        group.push_back(collate(run.train, batches[b]));
+      p.batch_in_epoch = update_end;
       const auto [loss, tokens] = update(run, group);
       result.last_train_loss = loss / static_cast<double>(tokens);
       loop.count(tokens, loss);
       p.elapsed_seconds = loop.elapsed_seconds();
-      const double epoch_fraction = p.epoch + double(p.batch_in_epoch) / double(batches.size());
+      const double epoch_fraction = p.epoch + double(p.batch_in_epoch) / double(count);
       if (p.step % t.log_every == 0)
         run.log->progress(p.step, epoch_fraction, loop, run.schedule->rate(p.step));
       bool stop_early = false;
-      if (p.step % t.valid_every == 0) stop_early = validate_and_checkpoint(run);
-      result.stop_reason = loop.stop_reason(p.step, epoch_fraction, stop_early, stop_signal);
+      if (p.step % t.valid_every == 0 && run.is_main()) stop_early = validate_and_checkpoint(run);
+      // Rank 0 decides (time limits differ by rank); a signal to any rank stops them all.
+      agreed_signal = run.group->max(stop_signal);
+      result.stop_reason = run.group->broadcast_bytes(
+          run.is_main() ? loop.stop_reason(p.step, epoch_fraction, stop_early, static_cast<int>(agreed_signal)) : "");
     }
-    if (p.batch_in_epoch >= static_cast<int64_t>(batches.size())) {
+    if (p.batch_in_epoch >= count) {
       ++p.epoch, p.batch_in_epoch = 0;
       if (result.stop_reason.empty() && t.max_epochs > 0 && p.epoch >= t.max_epochs)
         result.stop_reason = "reached max_epochs";
     }
   }
   // A signal asks for a quick exit: save where we are, skip the final validation.
-  if (stop_signal == 0 && run.progress.step % t.valid_every != 0) validate_and_checkpoint(run);
-  else save(run, "last.pt", true);
+  if (run.is_main()) {
+    if (agreed_signal == 0 && run.progress.step % t.valid_every != 0) validate_and_checkpoint(run);
+    else save(run, "last.pt", true);
+  }
+  run.group->barrier();  // the other ranks finish only once rank 0 has saved
   std::signal(SIGINT, previous_int);
   std::signal(SIGTERM, previous_term);
   result.steps = run.progress.step;
   result.epochs_completed = run.progress.epoch;
   result.best_metric = run.progress.best_metric;
+  result.model = run.model;
   run.log->message("stopped: " + result.stop_reason + "; checkpoints in " + options.model_dir);
   return result;
 }

@@ -63,11 +63,14 @@ std::string TrainingLoop::stop_reason(int64_t step, double epoch_fraction, bool 
 }
 
 TrainingLog::TrainingLog(const std::string& jsonl_path, bool quiet) : quiet_(quiet) {
+  if (jsonl_path.empty()) return;
   jsonl_.open(jsonl_path, std::ios::app);
   if (!jsonl_) throw Error("cannot write " + jsonl_path);
 }
 
-void TrainingLog::write(const nlohmann::json& record) { jsonl_ << record.dump() << std::endl; }
+void TrainingLog::write(const nlohmann::json& record) {
+  if (jsonl_.is_open()) jsonl_ << record.dump() << std::endl;
+}
 
 void TrainingLog::message(const std::string& text) {
   if (!quiet_) std::cerr << text << std::endl;

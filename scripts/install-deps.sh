@@ -10,6 +10,7 @@ packages=(
   libsentencepiece-dev sentencepiece
   libcli11-dev nlohmann-json3-dev catch2
   libgoogle-perftools-dev
+  libgloo-dev
   chromium time python3  # tests: HTML heatmap in a headless browser; bench: peak memory
 )
 

@@ -56,6 +56,15 @@ inline Config tiny_config(const std::string& arch) {
   return config;
 }
 
+/// The tiny Transformer without dropout, so that runs with different numbers of processes
+/// can be compared (tests/test_distributed.cpp and its worker).
+inline Config deterministic_tiny_config() {
+  auto config = tiny_config("transformer");
+  config.model.dropout = config.model.attention_dropout = 0;
+  config.train.valid_every = 3;
+  return config;
+}
+
 /// An untrained tiny model with the task's tokenizer on both sides, in eval mode. Enough
 /// wherever a result must not depend on quality (batching, export format).
 inline LoadedModel random_model(const ScratchDir& dir, const std::string& arch, uint64_t seed) {
@@ -68,15 +77,21 @@ inline LoadedModel random_model(const ScratchDir& dir, const std::string& arch, 
   return loaded;
 }
 
-inline TrainerOptions tiny_trainer_options(const ScratchDir& dir, const Config& config, const std::string& model_dir) {
+/// Trainer options for the task written by make_tiny_task into `dir`.
+inline TrainerOptions tiny_trainer_options(const std::string& dir, const Config& config, const std::string& model_dir) {
+  const auto file = [&](const std::string& name) { return dir + "/" + name; };
   TrainerOptions options;
   options.config = config;
-  options.train_source = dir.file("train.en"), options.train_target = dir.file("train.de");
-  options.valid_source = dir.file("valid.en"), options.valid_target = dir.file("valid.de");
-  options.source_spm = options.target_spm = dir.file("spm.model");
-  options.model_dir = dir.file(model_dir);
+  options.train_source = file("train.en"), options.train_target = file("train.de");
+  options.valid_source = file("valid.en"), options.valid_target = file("valid.de");
+  options.source_spm = options.target_spm = file("spm.model");
+  options.model_dir = file(model_dir);
   options.quiet = true;
   return options;
+}
+
+inline TrainerOptions tiny_trainer_options(const ScratchDir& dir, const Config& config, const std::string& model_dir) {
+  return tiny_trainer_options(dir.path().string(), config, model_dir);
 }
 
 }  // namespace nmt::test

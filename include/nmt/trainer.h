@@ -1,10 +1,13 @@
 #pragma once
 // nmt-train's engine: token-batched training with label smoothing, Adam and a
 // schedule; periodic validation (loss, perplexity, greedy BLEU); atomic checkpoints
-// `last` (resumable) and `best`; early stopping; clean stop on SIGINT/SIGTERM.
+// `last` (resumable) and `best`; early stopping; clean stop on SIGINT/SIGTERM;
+// data-parallel over several processes (see distributed.h).
 #include <string>
 
 #include "nmt/config.h"
+#include "nmt/distributed.h"
+#include "nmt/model.h"
 
 namespace nmt {
 
@@ -19,6 +22,9 @@ struct TrainerOptions {
   bool quiet = false;                   ///< no progress lines on stderr (tests)
   /// Limits given on the command line; on resume they replace the stored ones.
   bool override_limits = false;
+  /// Data-parallel training: this process's place among world_size ranks. Only rank 0
+  /// reads last.pt, validates, logs and writes the model directory.
+  DistributedOptions distributed;
 };
 
 /// Summary of a finished run (for tests and the final log line).
@@ -28,6 +34,7 @@ struct TrainingResult {
   double last_train_loss = 0;
   double best_metric = 0;
   std::string stop_reason;
+  ModelPtr model;  ///< the trained model in memory (on every rank)
 };
 
 /// Runs training to the end of the configured limits. Throws nmt::Error on bad input.

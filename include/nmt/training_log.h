@@ -41,6 +41,7 @@ class TrainingLoop {
 
 class TrainingLog {
  public:
+  /// An empty path writes no JSON lines (the non-zero ranks of a distributed run).
   TrainingLog(const std::string& jsonl_path, bool quiet);
   void message(const std::string& text);
   void config(const Config& config, const std::vector<torch::Tensor>& parameters);

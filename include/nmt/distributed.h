@@ -1,0 +1,69 @@
+#pragma once
+// Data-parallel training over several processes (and machines) with PyTorch's own
+// distributed engine, c10d: a TCPStore for the rendezvous and ProcessGroupGloo for the
+// collectives. Every rank holds a full model replica; gradients are summed with
+// bucketed all-reduces so that all replicas take the same optimizer step.
+#include <torch/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nmt {
+
+/// Where this process sits in a distributed run. world_size 1 means a single process.
+struct DistributedOptions {
+  int world_size = 1;
+  int rank = 0;
+  int local_rank = 0;                  ///< rank on this machine (informational on CPU)
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  double timeout_seconds = 600;        ///< a rank that never joins or stops answering fails the run after this
+
+  bool enabled() const { return world_size > 1; }
+  /// Throws nmt::Error naming the bad value.
+  void validate() const;
+};
+
+/// Reads the PyTorch launcher variables RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and
+/// LOCAL_RANK (as torchrun, Slurm or mpirun wrappers set them) over `defaults`; a bad value
+/// is an error naming the variable.
+DistributedOptions distributed_options_from_environment(DistributedOptions defaults = {});
+
+/// The collectives training needs. With world_size 1 every call is a cheap no-op, so the
+/// trainer has a single code path.
+class ProcessGroup {
+ public:
+  /// Joins the group (blocks until all ranks arrive or the timeout passes).
+  /// Only CPU tensors: Debian's LibTorch has no NCCL.
+  explicit ProcessGroup(const DistributedOptions& options);
+  ~ProcessGroup();
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  int rank() const { return options_.rank; }
+  int world_size() const { return options_.world_size; }
+  bool is_main() const { return options_.rank == 0; }
+
+  /// Copies rank 0's tensors into everyone's, in place (bucketed).
+  void broadcast(const std::vector<torch::Tensor>& tensors);
+  /// Sums each tensor over all ranks, in place. Tensors are packed into flat buckets of
+  /// about `bucket_bytes` (one all-reduce per bucket, all in flight together).
+  void sum(const std::vector<torch::Tensor>& tensors, int64_t bucket_bytes = 32 << 20);
+  double sum(double value);
+  int64_t max(int64_t value);
+  /// Rank 0's bytes on every rank.
+  std::string broadcast_bytes(const std::string& bytes);
+  /// Fails on every rank (nmt::Error naming `what`) unless all ranks passed the same value.
+  void check_same(int64_t value, const std::string& what);
+  void barrier();
+
+ private:
+  struct Impl;
+  DistributedOptions options_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace nmt
