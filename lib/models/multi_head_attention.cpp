@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "nmt/error.h"
+#include "single_query_attention.h"
 
 namespace nmt {
 
@@ -60,6 +61,10 @@ std::vector<torch::Tensor> AttentionBase::split_heads(const torch::Tensor& proje
 
 AttentionOutput AttentionBase::attend(const torch::Tensor& query, const KeyValue& memory,
                                       const torch::Tensor& bias) {
+  if (!is_training() && single_query_applies(query, memory, bias)) {
+    auto attended = single_query_attention(query, memory, bias, scale_);
+    return {output_(attended.context), attended.weights};
+  }
   auto scores = torch::matmul(query, memory.keys.transpose(-2, -1));  // [B, H, Tq, Tk]
   // One pass for both the 1/sqrt(dk) scale and the mask: bias + scale * scores.
   scores = bias.defined() ? torch::add(bias, scores, scale_) : scores.mul_(scale_);

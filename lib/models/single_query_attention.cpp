@@ -1,0 +1,97 @@
+#include "single_query_attention.h"
+
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace nmt {
+namespace {
+
+// Eight independent partial sums: the compiler may vectorise them without reassociating
+// a single float accumulator (which it must not do without -ffast-math).
+float dot(const float* a, const float* b, int64_t n) {
+  float partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) partial[j] += a[i + j] * b[i + j];
+  float sum = 0;
+  for (; i < n; ++i) sum += a[i] * b[i];
+  for (float p : partial) sum += p;
+  return sum;
+}
+
+// Element strides of a [B, H, T, dk] tensor, and its data.
+struct View4 {
+  const float* data;
+  int64_t batch, head, position;
+  explicit View4(const torch::Tensor& t)
+      : data(t.data_ptr<float>()), batch(t.stride(0)), head(t.stride(1)), position(t.stride(2)) {}
+  const float* at(int64_t b, int64_t h, int64_t t = 0) const {
+    return data + b * batch + h * head + t * position;
+  }
+};
+
+// One (row, head): scores into `weights`, softmax in place, weighted values into `out`.
+void attend_one(const float* q, const View4& keys, const View4& values, const float* bias,
+                int64_t b, int64_t h, int64_t length, int64_t dk, float scale, float* weights,
+                float* out) {
+  float max_score = -INFINITY;
+  for (int64_t t = 0; t < length; ++t) {
+    const float score = dot(q, keys.at(b, h, t), dk) * scale;
+    weights[t] = bias != nullptr ? bias[t] + score : score;
+    max_score = std::max(max_score, weights[t]);
+  }
+  float total = 0;
+  for (int64_t t = 0; t < length; ++t) total += weights[t] = std::exp(weights[t] - max_score);
+  for (int64_t t = 0; t < length; ++t) weights[t] /= total;
+  std::fill(out, out + dk, 0.0f);
+  for (int64_t t = 0; t < length; ++t) {
+    const float w = weights[t];
+    const float* v = values.at(b, h, t);
+    for (int64_t d = 0; d < dk; ++d) out[d] += w * v[d];
+  }
+}
+
+}  // namespace
+
+bool single_query_applies(const torch::Tensor& query, const KeyValue& memory,
+                          const torch::Tensor& bias) {
+  auto plain = [](const torch::Tensor& t) {
+    return t.device().is_cpu() && t.scalar_type() == torch::kFloat && t.dim() == 4 &&
+           t.stride(3) == 1 && !t.requires_grad();
+  };
+  const bool bias_ok = !bias.defined() || (plain(bias) && bias.size(1) == 1 &&
+                                           bias.size(2) == 1 && bias.size(0) == query.size(0) &&
+                                           bias.size(3) == memory.keys.size(2));
+  return query.size(2) == 1 && plain(query) && plain(memory.keys) && plain(memory.values) &&
+         bias_ok;
+}
+
+SingleQueryAttention single_query_attention(const torch::Tensor& query, const KeyValue& memory,
+                                            const torch::Tensor& bias, double scale) {
+  const int64_t rows = query.size(0), heads = query.size(1), dk = query.size(3);
+  const int64_t length = memory.keys.size(2);
+  SingleQueryAttention result;
+  result.context = torch::empty({rows, 1, heads * dk}, query.options());
+  result.weights = torch::empty({rows, heads, 1, length}, query.options());
+  const View4 q(query), keys(memory.keys), values(memory.values);
+  const float* bias_data = bias.defined() ? bias.data_ptr<float>() : nullptr;
+  const int64_t bias_stride = bias.defined() ? bias.stride(0) : 0;
+  float* context = result.context.data_ptr<float>();
+  float* weights = result.weights.data_ptr<float>();
+  // Work per item is small (length * dk multiply-adds twice): hand out chunks.
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, length * dk));
+  at::parallel_for(0, rows * heads, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t b = i / heads, h = i % heads;
+      attend_one(q.at(b, h), keys, values, bias_data ? bias_data + b * bias_stride : nullptr, b,
+                 h, length, dk, static_cast<float>(scale), weights + i * length,
+                 context + b * heads * dk + h * dk);
+    }
+  });
+  return result;
+}
+
+}  // namespace nmt
