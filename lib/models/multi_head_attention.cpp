@@ -35,6 +35,14 @@ void init_linear(torch::nn::Linear& linear, int64_t blocks) {
   if (linear->bias.defined()) linear->bias.zero_();
 }
 
+torch::Tensor apply_linear(torch::nn::Linear& linear, const torch::Tensor& x) {
+  if (x.dim() == 2) return linear(x);
+  auto sizes = x.sizes().vec();
+  auto flat = linear(x.reshape({-1, sizes.back()}));
+  sizes.back() = flat.size(1);
+  return flat.view(sizes);
+}
+
 // --- AttentionBase ----------------------------------------------------------
 
 AttentionBase::AttentionBase(int64_t d_model, int64_t heads, double dropout)
@@ -63,7 +71,7 @@ AttentionOutput AttentionBase::attend(const torch::Tensor& query, const KeyValue
                                       const torch::Tensor& bias) {
   if (!is_training() && single_query_applies(query, memory, bias)) {
     auto attended = single_query_attention(query, memory, bias, scale_);
-    return {output_(attended.context), attended.weights};
+    return {apply_linear(output_, attended.context), attended.weights};
   }
   auto scores = torch::matmul(query, memory.keys.transpose(-2, -1));  // [B, H, Tq, Tk]
   // One pass for both the 1/sqrt(dk) scale and the mask: bias + scale * scores.
@@ -76,7 +84,7 @@ AttentionOutput AttentionBase::attend(const torch::Tensor& query, const KeyValue
   const auto length = context.size(2);
   // [B, H, Tq, dk] -> [B, Tq, H, dk] -> [B, Tq, D]: the one copy merging heads needs.
   auto merged = context.transpose(1, 2).reshape({batch, length, d_model_});
-  return {output_(merged), weights};
+  return {apply_linear(output_, merged), weights};
 }
 
 // --- SelfAttention ----------------------------------------------------------
@@ -89,7 +97,7 @@ SelfAttentionImpl::SelfAttentionImpl(int64_t d_model, int64_t heads, double drop
 
 AttentionOutput SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& bias,
                                            KeyValue* cache) {
-  auto parts = split_heads(qkv_(x), 3);
+  auto parts = split_heads(apply_linear(qkv_, x), 3);
   KeyValue current{parts[1], parts[2]};
   if (cache != nullptr) {
     if (cache->keys.defined()) {
@@ -114,13 +122,13 @@ CrossAttentionImpl::CrossAttentionImpl(int64_t d_model, int64_t heads, double dr
 KeyValue CrossAttentionImpl::project_memory(const torch::Tensor& memory) {
   // matmul would copy these permuted views on every call anyway; copying once here
   // lets every decoding step use them in place.
-  auto parts = split_heads(key_value_(memory), 2);
+  auto parts = split_heads(apply_linear(key_value_, memory), 2);
   return {parts[0].contiguous(), parts[1].contiguous()};
 }
 
 AttentionOutput CrossAttentionImpl::forward(const torch::Tensor& x, const KeyValue& memory,
                                             const torch::Tensor& bias) {
-  return attend(split_heads(query_(x), 1)[0], memory, bias);
+  return attend(split_heads(apply_linear(query_, x), 1)[0], memory, bias);
 }
 
 }  // namespace nmt

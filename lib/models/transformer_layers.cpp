@@ -48,8 +48,8 @@ FeedForwardImpl::FeedForwardImpl(int64_t d_model, int64_t inner_dim) {
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
   // relu_ in place: its backward only needs the result, saving one [B, T, F] buffer.
-  auto hidden = inner_(x);
-  return outer_(hidden.relu_());
+  auto hidden = apply_linear(inner_, x);
+  return apply_linear(outer_, hidden.relu_());
 }
 
 // --- ResidualBlock ----------------------------------------------------------

@@ -41,6 +41,11 @@ torch::Tensor causal_bias(int64_t length, const torch::TensorOptions& options);
 /// layer, so fusing does not change the initial scale. Biases start at zero.
 void init_linear(torch::nn::Linear& linear, int64_t blocks = 1);
 
+/// linear(x) through a single addmm. LibTorch 1.13 runs a Linear on a 3-D input as
+/// matmul plus a separate bias pass over the output; flattening to 2-D lets the GEMM
+/// add the bias. Shape: [..., in] -> [..., out].
+torch::Tensor apply_linear(torch::nn::Linear& linear, const torch::Tensor& x);
+
 /// What self- and cross-attention share: head split, attention, output projection.
 class AttentionBase : public torch::nn::Module {
  public:
