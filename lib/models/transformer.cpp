@@ -138,7 +138,8 @@ DecoderState TransformerModel::initial_state(const EncoderOutput& encoded) {
   DecoderState state;
   const auto& memory = encoded.memory;
   state.sentence = encoded.extra;
-  state.sentence["memory"] = memory;
+  // No copy of `memory` itself: step() only reads its projections, and beam search
+  // copies every sentence tensor whenever sentences leave the batch.
   state.sentence["source_mask"] = encoded.source_mask;
   if (!state.sentence.count("source_bias")) {
     state.sentence["source_bias"] = padding_bias(encoded.source_mask, memory.scalar_type());

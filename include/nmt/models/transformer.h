@@ -31,7 +31,7 @@ class TransformerModel : public Seq2SeqModel {
 
   /// memory [B, S, D]; source_mask [B, S]; extra["source_bias"] [B, 1, 1, S] additive mask.
   EncoderOutput encode(const torch::Tensor& source) override;
-  /// sentence: memory, source_mask, source_bias, memory_keys.<l>, memory_values.<l>
+  /// sentence: source_mask, source_bias, memory_keys.<l>, memory_values.<l>
   /// ([B, H, S, dk]); hypothesis: self_keys.<l>, self_values.<l> ([B, H, 0, dk]).
   DecoderState initial_state(const EncoderOutput& encoded) override;
   /// previous_tokens [B] -> log_probs [B, V], attention [B, S], layer_attention L x [B, H, S].
