@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
   app.add_option("--master-addr", master_addr, "Address of rank 0 (MASTER_ADDR, default 127.0.0.1)")->group(group);
   app.add_option("--master-port", master_port, "Rendezvous port on rank 0 (MASTER_PORT, default 29500)")->group(group);
   app.add_option("--dist-timeout", dist_timeout,
-                 "Seconds before a rank that never joins or stops answering fails the run")
+                 "Seconds before a rank that never joins or stops answering fails the run "
+                 "(the others wait 10x this for rank 0's validation)")
       ->group(group)
       ->capture_default_str();
   return nmt::cli::run(app, common, argc, argv, [&] {

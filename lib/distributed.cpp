@@ -94,7 +94,13 @@ ProcessGroup::ProcessGroup(const DistributedOptions& options) : options_(options
     impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options_.rank,
                                                                options_.world_size, group_options);
   } catch (const std::exception& e) {
-    fail(options_, "joining " + options_.master_addr + ":" + std::to_string(options_.master_port), e);
+    std::string detail = e.what();
+    if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) detail = c10_error->what_without_backtrace();
+    throw Error("distributed training: rank " + std::to_string(options_.rank) + " of " +
+                std::to_string(options_.world_size) + " could not join " + options_.master_addr + ":" +
+                std::to_string(options_.master_port) + " within " +
+                std::to_string(static_cast<int64_t>(options_.timeout_seconds)) +
+                " s (a rank never joined, the port is taken, or the address is wrong): " + detail);
   }
 }
 
@@ -207,6 +213,18 @@ void ProcessGroup::barrier() {
     impl_->group->barrier(c10d::BarrierOptions{})->wait();
   } catch (const std::exception& e) {
     fail(options_, "barrier", e);
+  }
+}
+
+void ProcessGroup::wait_for_main() {
+  if (!impl_) return;
+  c10d::BarrierOptions options;
+  // Rank 0 itself waits for the others with the usual timeout (one may hang).
+  if (!is_main()) options.timeout = as_duration(options_.timeout_seconds * kValidationWaitFactor);
+  try {
+    impl_->group->barrier(options)->wait();
+  } catch (const std::exception& e) {
+    fail(options_, is_main() ? "barrier after validation" : "waiting for rank 0 to validate and save", e);
   }
 }
 

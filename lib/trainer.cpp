@@ -248,6 +248,19 @@ void synchronise_ranks(Run& run) {
                    " batches of ~" + std::to_string(run.config.train.batch_tokens) + " tokens");
 }
 
+// Only rank 0 validates, but the plateau schedule reacts to validations and every rank
+// must step with the same learning rate: everyone takes rank 0's schedule state.
+void share_validation_outcome(Run& run) {
+  if (run.group->world_size() == 1) return;
+  run.group->wait_for_main();
+  auto& schedule = *run.schedule;
+  auto state = torch::tensor({schedule.plateau_scale, static_cast<double>(schedule.stalled_validations)},
+                             torch::kFloat64);
+  run.group->broadcast({state});
+  schedule.plateau_scale = state[0].item<double>();
+  schedule.stalled_validations = static_cast<int64_t>(state[1].item<double>());
+}
+
 // Sums the gradients of all ranks. A rank without a batch in this update contributes zeros.
 void sum_gradients(Run& run) {
   if (run.group->world_size() == 1) return;
@@ -369,7 +382,10 @@ TrainingResult train(const TrainerOptions& options) {
       if (p.step % t.log_every == 0)
         run.log->progress(p.step, epoch_fraction, loop, run.schedule->rate(p.step));
       bool stop_early = false;
-      if (p.step % t.valid_every == 0 && run.is_main()) stop_early = validate_and_checkpoint(run);
+      if (p.step % t.valid_every == 0) {
+        if (run.is_main()) stop_early = validate_and_checkpoint(run);
+        share_validation_outcome(run);
+      }
       // Rank 0 decides (time limits differ by rank); a signal to any rank stops them all.
       agreed_signal = run.group->max(stop_signal);
       result.stop_reason = run.group->broadcast_bytes(
@@ -386,7 +402,7 @@ TrainingResult train(const TrainerOptions& options) {
     if (agreed_signal == 0 && run.progress.step % t.valid_every != 0) validate_and_checkpoint(run);
     else save(run, "last.pt", true);
   }
-  run.group->barrier();  // the other ranks finish only once rank 0 has saved
+  run.group->wait_for_main();  // the other ranks finish only once rank 0 has saved
   std::signal(SIGINT, previous_int);
   std::signal(SIGTERM, previous_term);
   result.steps = run.progress.step;

@@ -17,6 +17,17 @@ shift
 export WORLD_SIZE=$world_size MASTER_ADDR=${MASTER_ADDR:-127.0.0.1} MASTER_PORT=${MASTER_PORT:-29500}
 
 pids=()
+status=0
+stop_all() { kill -TERM "${pids[@]}" 2>/dev/null; }
+# A signal to the launcher goes to every rank (they stop together and rank 0 saves
+# last.pt); the launcher then waits for them and exits 128 + signal.
+on_signal() {
+  ((status == 0)) && status=$1
+  stop_all
+}
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
+
 for ((rank = 0; rank < world_size; rank++)); do
   if ((rank == 0)); then
     RANK=$rank LOCAL_RANK=$rank "$@" &
@@ -25,16 +36,13 @@ for ((rank = 0; rank < world_size; rank++)); do
   fi
   pids+=($!)
 done
-stop_all() { kill -TERM "${pids[@]}" 2>/dev/null; }
-trap 'stop_all' INT TERM
 
-status=0
 running=("${pids[@]}")
 while ((${#running[@]} > 0)); do
   finished=
   wait -n -p finished "${running[@]}"
   code=$?
-  [[ -z $finished ]] && break  # nothing left to wait for
+  [[ -z ${finished:-} ]] && continue  # a trapped signal interrupted the wait
   remaining=()
   for pid in "${running[@]}"; do [[ $pid != "$finished" ]] && remaining+=("$pid"); done
   running=("${remaining[@]}")
@@ -44,4 +52,5 @@ while ((${#running[@]} > 0)); do
     stop_all
   fi
 done
+wait  # lets the last stderr prefixer finish its lines
 exit $status

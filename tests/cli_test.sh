@@ -107,7 +107,7 @@ kill -TERM "$pid"
 wait "$pid" || fail "training did not exit cleanly on SIGTERM"
 grep -q "signal" "$WORK/sig/train.jsonl" || fail "no stop message for the signal"
 # Data-parallel: 2 local ranks through the launcher; rank 0 alone writes the model dir.
-MASTER_PORT=$((20000 + RANDOM % 20000)) "$SRC/scripts/launch-local.sh" 2 "$BIN/nmt-train" --config "$WORK/tiny.json" \
+MASTER_PORT=$((20000 + RANDOM % 12000)) "$SRC/scripts/launch-local.sh" 2 "$BIN/nmt-train" --config "$WORK/tiny.json" \
   "${TRAIN[@]}" --model-dir "$WORK/dist" --max-steps 4 --threads 1 >"$WORK/dist.out" 2>"$WORK/dist.log" ||
   { cat "$WORK/dist.log" >&2; fail "2-rank training through scripts/launch-local.sh failed"; }
 grep -q "distributed: 2 ranks" "$WORK/dist.log" || fail "no distributed message from rank 0"

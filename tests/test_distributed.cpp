@@ -96,7 +96,7 @@ std::vector<torch::Tensor> load_parameters(const std::string& path) {
 
 std::vector<torch::Tensor> train_single(const ScratchDir& dir, int64_t accumulate, const std::string& name) {
   auto config = nmt::test::deterministic_tiny_config();
-  config.train.max_steps = 6;
+  config.train.max_steps = 9;
   config.train.accumulate = accumulate;
   const auto result = nmt::train(nmt::test::tiny_trainer_options(dir, config, name));
   std::vector<torch::Tensor> parameters;
@@ -117,8 +117,8 @@ TEST_CASE("two ranks on localhost train like one process with the same global ba
   ScratchDir dir;
   nmt::test::make_tiny_task(dir);
   const int port = free_port();
-  auto rank0 = start_rank(dir, 0, 2, port, 6, 60);
-  auto rank1 = start_rank(dir, 1, 2, port, 6, 60);
+  auto rank0 = start_rank(dir, 0, 2, port, 9, 60);
+  auto rank1 = start_rank(dir, 1, 2, port, 9, 60);
   const int status0 = wait_for(rank0, 180), status1 = wait_for(rank1, 30);
   INFO("rank 0 log:\n" << read_file(rank0.log) << "\nrank 1 log:\n" << read_file(rank1.log));
   REQUIRE(status0 == 0);
@@ -174,7 +174,7 @@ TEST_CASE("when a rank dies the other stops with a clear error", "[distributed]"
 }
 
 TEST_CASE("when a rank hangs the other stops with a clear error after the timeout", "[distributed]") {
-  check_rank_failure(SIGSTOP, 5);
+  check_rank_failure(SIGSTOP, 10);
 }
 
 TEST_CASE("a rank that never joins fails the run within the timeout", "[distributed]") {
@@ -187,7 +187,7 @@ TEST_CASE("a rank that never joins fails the run within the timeout", "[distribu
   INFO(read_file(lonely.log));
   CHECK(status == 1);
   CHECK(seconds < 30);
-  CHECK(read_file(lonely.log).find("never joined") != std::string::npos);
+  CHECK(read_file(lonely.log).find("could not join") != std::string::npos);
 }
 
 TEST_CASE("distributed options come from the torchrun variables and are checked", "[distributed]") {

@@ -62,6 +62,10 @@ inline Config deterministic_tiny_config() {
   auto config = tiny_config("transformer");
   config.model.dropout = config.model.attention_dropout = 0;
   config.train.valid_every = 3;
+  // Reduce-on-plateau with patience 1: the learning rate changes after a validation that
+  // did not improve (likely within a few steps), and only rank 0 validates.
+  config.train.schedule = "plateau";
+  config.train.plateau_patience = 1;
   return config;
 }
 

@@ -13,6 +13,9 @@
 
 namespace nmt {
 
+/// How much longer than a collective the other ranks wait for rank 0's validation and save.
+constexpr double kValidationWaitFactor = 10;
+
 /// Where this process sits in a distributed run. world_size 1 means a single process.
 struct DistributedOptions {
   int world_size = 1;
@@ -59,6 +62,10 @@ class ProcessGroup {
   /// Fails on every rank (nmt::Error naming `what`) unless all ranks passed the same value.
   void check_same(int64_t value, const std::string& what);
   void barrier();
+  /// A barrier where the ranks other than 0 wait kValidationWaitFactor x the timeout: they
+  /// call it while rank 0 validates and saves, which takes longer than a collective. A
+  /// rank that dies still fails it at once (its connections close); rank 0 keeps the timeout.
+  void wait_for_main();
 
  private:
   struct Impl;
