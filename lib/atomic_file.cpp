@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "nmt/error.h"
 
@@ -49,6 +51,14 @@ void rename_or_throw(const std::string& from, const std::string& to) {
 std::string temporary_path_for(const std::string& path) {
   static std::atomic<int> counter{0};
   return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+}
+
+std::string read_file(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open " + what + " " + path);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
 }
 
 void write_file_atomically(const std::string& path, const std::string& contents) {

@@ -33,14 +33,18 @@ std::chrono::milliseconds as_duration(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
+// c10d's errors carry a C++ backtrace that means nothing to a user.
+std::string detail_of(const std::exception& e) {
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return c10_error->what_without_backtrace();
+  return e.what();
+}
+
 // Gloo reports a dead peer as a c10::Error deep inside a worker thread; say what it means.
 [[noreturn]] void fail(const DistributedOptions& options, const std::string& operation, const std::exception& e) {
-  std::string detail = e.what();
-  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) detail = c10_error->what_without_backtrace();
   throw Error("distributed training: rank " + std::to_string(options.rank) + " of " +
               std::to_string(options.world_size) + " failed in " + operation +
               " (another rank died, stopped answering within " +
-              std::to_string(static_cast<int64_t>(options.timeout_seconds)) + " s, or never joined): " + detail);
+              std::to_string(static_cast<int64_t>(options.timeout_seconds)) + " s, or never joined): " + detail_of(e));
 }
 
 }  // namespace
@@ -94,13 +98,11 @@ ProcessGroup::ProcessGroup(const DistributedOptions& options) : options_(options
     impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options_.rank,
                                                                options_.world_size, group_options);
   } catch (const std::exception& e) {
-    std::string detail = e.what();
-    if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) detail = c10_error->what_without_backtrace();
     throw Error("distributed training: rank " + std::to_string(options_.rank) + " of " +
                 std::to_string(options_.world_size) + " could not join " + options_.master_addr + ":" +
                 std::to_string(options_.master_port) + " within " +
                 std::to_string(static_cast<int64_t>(options_.timeout_seconds)) +
-                " s (a rank never joined, the port is taken, or the address is wrong): " + detail);
+                " s (a rank never joined, the port is taken, or the address is wrong): " + detail_of(e));
   }
 }
 
@@ -205,15 +207,6 @@ void ProcessGroup::check_same(int64_t value, const std::string& what) {
   if (max(value != expected ? 1 : 0) != 0)
     throw Error("distributed training: the ranks disagree on " + what +
                 "; every rank needs the same corpus, tokenizers and config");
-}
-
-void ProcessGroup::barrier() {
-  if (!impl_) return;
-  try {
-    impl_->group->barrier(c10d::BarrierOptions{})->wait();
-  } catch (const std::exception& e) {
-    fail(options_, "barrier", e);
-  }
 }
 
 void ProcessGroup::wait_for_main() {

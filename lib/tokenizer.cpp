@@ -5,9 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 
 #include "nmt/atomic_file.h"
 #include "nmt/corpus.h"
@@ -118,11 +116,7 @@ Tokenizer::Tokenizer(std::shared_ptr<Handle> handle, std::string serialized)
 }
 
 Tokenizer Tokenizer::from_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open tokenizer model " + path);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return from_serialized(bytes.str(), path);
+  return from_serialized(read_file(path, "tokenizer model"), path);
 }
 
 Tokenizer Tokenizer::from_serialized(std::string serialized, const std::string& origin) {

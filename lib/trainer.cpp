@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "nmt/atomic_file.h"
 #include "nmt/batching.h"
@@ -148,18 +147,10 @@ void load_for_resume(Run& run, const std::string& checkpoint) {
   restore(run, archive);
 }
 
-std::string read_file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read " + path);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
 // Only rank 0 reads the model directory (the others may be on machines that cannot see
 // it): its last.pt travels to the other ranks, which load it from a private temp file.
 void resume(Run& run) {
-  if (!run.group->is_main()) {
+  if (!run.is_main()) {
     const auto bytes = run.group->broadcast_bytes("");
     const auto copy = (std::filesystem::temp_directory_path() /
                        ("nmt-resume-rank" + std::to_string(run.group->rank()) + "-" + std::to_string(::getpid()) + ".pt"))
@@ -174,7 +165,7 @@ void resume(Run& run) {
     std::filesystem::remove(copy);
     return;
   }
-  if (run.group->world_size() > 1) run.group->broadcast_bytes(read_file_bytes(run.path("last.pt")));
+  if (run.group->world_size() > 1) run.group->broadcast_bytes(read_file(run.path("last.pt"), "checkpoint"));
   load_for_resume(run, run.path("last.pt"));
 }
 

@@ -6,6 +6,9 @@
 
 namespace nmt {
 
+/// The whole file as bytes. Throws nmt::Error "cannot open WHAT PATH".
+std::string read_file(const std::string& path, const std::string& what);
+
 /// Writes `contents` to `path` atomically. Throws nmt::Error naming the path.
 void write_file_atomically(const std::string& path, const std::string& contents);
 

@@ -61,7 +61,6 @@ class ProcessGroup {
   std::string broadcast_bytes(const std::string& bytes);
   /// Fails on every rank (nmt::Error naming `what`) unless all ranks passed the same value.
   void check_same(int64_t value, const std::string& what);
-  void barrier();
   /// A barrier where the ranks other than 0 wait kValidationWaitFactor x the timeout: they
   /// call it while rank 0 validates and saves, which takes longer than a collective. A
   /// rank that dies still fails it at once (its connections close); rank 0 keeps the timeout.
