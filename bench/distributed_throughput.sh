@@ -7,11 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEPS=${1:-40}
-DATA=${MULTI30K:-../shared/data/multi30k}
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-build/bin/nmt-spm-train --input "$DATA/train.de" "$DATA/train.en" --model-prefix "$WORK/spm" \
-  --vocab-size 8000 --model-type bpe >/dev/null 2>&1
+source bench/common.sh
 
 # run NAME PROCESSES THREADS BATCH_TOKENS
 run() {
@@ -22,10 +18,8 @@ run() {
     --src-spm "$WORK/spm.model" --tgt-spm "$WORK/spm.model" --model-dir "$WORK/$name" --max-steps "$STEPS" \
     --set train.batch_tokens="$batch" --set train.log_every=10 --set train.valid_every=1000000 \
     --set train.valid_max_sentences=1 >"$WORK/$name.out" 2>"$WORK/$name.err"
-  # Mean over the progress reports after the first (which includes start-up).
   local rate
-  rate=$(grep '"type":"progress"' "$WORK/$name/train.jsonl" | tail -n +2 |
-    sed 's/.*"target_tokens_per_second":\([0-9.e+]*\).*/\1/' | awk '{s+=$1; n++} END {printf "%.0f", s/n}')
+  rate=$(mean_tokens_per_second "$WORK/$name/train.jsonl")
   echo "| $processes x $threads | $batch | $((processes * batch)) | $rate |"
 }
 
