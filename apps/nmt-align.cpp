@@ -2,15 +2,15 @@
 #include <fstream>
 #include <iostream>
 
-#include "nmt/atomic_file.h"
-#include "nmt/batching.h"
-#include "nmt/attention_export.h"
-#include "nmt/attention_html.h"
-#include "nmt/cli.h"
-#include "nmt/corpus.h"
-#include "nmt/device.h"
-#include "nmt/error.h"
-#include "nmt/translator.h"
+#include "nmt/base/atomic_file.h"
+#include "nmt/text/batching.h"
+#include "nmt/export/attention_export.h"
+#include "nmt/export/attention_html.h"
+#include "nmt/base/cli.h"
+#include "nmt/text/corpus.h"
+#include "nmt/base/device.h"
+#include "nmt/base/error.h"
+#include "nmt/decoding/translator.h"
 
 namespace {
 

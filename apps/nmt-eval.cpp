@@ -3,10 +3,10 @@
 #include <iostream>
 #include <sstream>
 
-#include "nmt/cli.h"
-#include "nmt/corpus.h"
-#include "nmt/error.h"
-#include "nmt/metrics.h"
+#include "nmt/base/cli.h"
+#include "nmt/text/corpus.h"
+#include "nmt/base/error.h"
+#include "nmt/eval/metrics.h"
 
 namespace {
 

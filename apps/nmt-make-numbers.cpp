@@ -9,9 +9,9 @@
 #include <system_error>
 #include <vector>
 
-#include "nmt/cli.h"
-#include "nmt/error.h"
-#include "nmt/number_words.h"
+#include "nmt/base/cli.h"
+#include "nmt/base/error.h"
+#include "nmt/tasks/number_words.h"
 
 namespace fs = std::filesystem;
 

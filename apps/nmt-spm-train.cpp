@@ -1,8 +1,8 @@
 // nmt-spm-train: trains the SentencePiece tokenizer that nmt-train and the models use.
 #include <iostream>
 
-#include "nmt/cli.h"
-#include "nmt/tokenizer.h"
+#include "nmt/base/cli.h"
+#include "nmt/text/tokenizer.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Train a SentencePiece tokenizer (writes PREFIX.model and PREFIX.vocab)",

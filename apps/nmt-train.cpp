@@ -1,9 +1,9 @@
 // nmt-train: trains a translation model on a parallel corpus.
 #include <iostream>
 
-#include "nmt/cli.h"
-#include "nmt/config.h"
-#include "nmt/trainer.h"
+#include "nmt/base/cli.h"
+#include "nmt/base/config.h"
+#include "nmt/training/trainer.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Train a GRU, attention or Transformer translation model", "nmt-train"};

@@ -5,12 +5,12 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "nmt/cli.h"
-#include "nmt/corpus.h"
-#include "nmt/device.h"
-#include "nmt/error.h"
-#include "nmt/metrics.h"
-#include "nmt/translator.h"
+#include "nmt/base/cli.h"
+#include "nmt/text/corpus.h"
+#include "nmt/base/device.h"
+#include "nmt/base/error.h"
+#include "nmt/eval/metrics.h"
+#include "nmt/decoding/translator.h"
 
 namespace {
 

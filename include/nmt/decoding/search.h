@@ -1,0 +1,86 @@
+#pragma once
+// Decoding algorithms over the Seq2SeqModel interface: beam search, greedy search and
+// forced decoding. They know nothing about model families; everything goes through
+// encode / initial_state / step.
+//
+// Conventions shared by all three:
+//  * source is [B, S] int64, right-padded with 0, every row ending in eos.
+//  * pad and bos are never generated (their log-probs are set to -inf); the model's
+//    distribution is not renormalised afterwards.
+//  * "length" of a hypothesis = generated tokens excluding eos. The maximum length of a
+//    sentence is floor(max_length_ratio * source_length + max_length_extra), where
+//    source_length counts the source tokens before its eos. A hypothesis may reach that
+//    many tokens and then end with eos; at that last step only eos is allowed.
+//  * Attention is returned trimmed to the sentence's real source positions (eos
+//    included, padding excluded), so batching never changes a result.
+//  * Penalties (GNMT, Wu et al. 2016): score = log_prob / ((5 + L) / 6)^alpha + cp, with
+//    L = generated tokens including eos and cp = coverage * sum_i log(min(c_i, 1)), c_i
+//    the attention mass source position i received over all generated tokens.
+//
+// All functions run under torch::NoGradGuard; putting the model in eval mode is the
+// caller's job.
+#include <torch/types.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "nmt/models/model.h"
+
+namespace nmt {
+
+struct SearchOptions {
+  int beam = 5;                   // hypotheses kept open per sentence
+  int nbest = 1;                  // hypotheses returned per sentence (<= beam)
+  double alpha = 0.6;             // GNMT length penalty ((5+len)/6)^alpha; 0 = raw log-prob sum
+  double coverage = 0.0;          // GNMT coverage penalty beta; ignored for models without attention
+  double max_length_ratio = 2.0;  // max target length = ratio * source length + extra ...
+  int max_length_extra = 10;      // ... counted without eos
+  int min_length = 0;             // eos is forbidden before this many tokens
+  bool keep_attention = false;    // hypotheses carry their attention (see Hypothesis)
+
+  /// Throws nmt::Error naming the first bad field.
+  void validate() const;
+};
+
+struct Hypothesis {
+  std::vector<int> tokens;             // without bos, without the final eos
+  bool finished = false;               // ended with eos (false if cut at max length)
+  double score = 0;                    // final score, penalties applied (what ranking uses)
+  double log_prob = 0;                 // raw sum of token log-probs, eos included
+  std::vector<float> token_log_probs;  // one per generated token, eos included when finished
+  /// [T', S'] float with T' = token_log_probs.size() and S' the real source positions;
+  /// set when keep_attention and the model has_attention().
+  torch::Tensor attention;
+  /// Per decoder layer [T', H, S'] when keep_attention and attention_layers() > 0.
+  std::vector<torch::Tensor> layer_attention;
+};
+
+/// The maximum number of target tokens (eos excluded) for a source of `source_length`
+/// tokens (eos excluded).
+int64_t max_target_length(int64_t source_length, const SearchOptions& options);
+
+/// Beam search, batched over sentences. Returns, per sentence in input order, up to
+/// nbest distinct hypotheses sorted by score, best first. Hypotheses cut at the maximum
+/// length (finished = false) are returned only for sentences where none finished.
+///
+/// Stopping rule: a sentence stops once it holds nbest finished hypotheses and no open
+/// one can still beat the worst of them. Future tokens only lower the log-prob, so with
+/// alpha > 0 the best an open hypothesis can reach is log_prob / lp(max length + 1) (and
+/// a coverage penalty is never positive): an exact bound, not the usual heuristic. Hence
+/// beam 1 equals greedy_search when alpha == 0 and coverage == 0; with a penalty,
+/// beam 1 may keep searching past greedy's eos and return a better-scoring hypothesis.
+std::vector<std::vector<Hypothesis>> beam_search(Seq2SeqModel& model, const torch::Tensor& source,
+                                                 const SearchOptions& options);
+
+/// Argmax at every step, batched. One hypothesis per sentence, scored like beam search's.
+/// Uses min_length, the length limits, the penalties and keep_attention from `options`.
+std::vector<Hypothesis> greedy_search(Seq2SeqModel& model, const torch::Tensor& source,
+                                      const SearchOptions& options);
+
+/// Teacher-forces target + eos through step(). source: [1, S]; target without bos/eos.
+/// Returns the target as a finished hypothesis with score = log_prob (no penalties, no
+/// tokens forbidden). Throws nmt::Error for ids outside the vocabulary.
+Hypothesis force_decode(Seq2SeqModel& model, const torch::Tensor& source,
+                        const std::vector<int>& target, bool keep_attention);
+
+}  // namespace nmt

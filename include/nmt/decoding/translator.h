@@ -1,0 +1,59 @@
+#pragma once
+// Translating raw text lines with a loaded checkpoint: the part of nmt-translate (and
+// nmt-align) that is not command-line handling. Lines are checked (UTF-8, length),
+// encoded, sorted by length into batches, searched, and returned in input order.
+#include <string>
+#include <vector>
+
+#include "nmt/models/checkpoint.h"
+#include "nmt/decoding/search.h"
+
+namespace nmt {
+
+struct TranslateOptions {
+  SearchOptions search;          ///< beam 1 runs greedy search
+  int64_t batch_size = 0;        ///< sentences per batch; 0 = group by batch_tokens
+  int64_t batch_tokens = 4096;   ///< padded source tokens per batch (when batch_size is 0)
+  int64_t max_input_tokens = 250;  ///< longer inputs are truncated and flagged
+
+  /// Throws nmt::Error naming the first bad field.
+  void validate() const;
+};
+
+struct Translation {
+  std::string warning;             ///< why the line was skipped or cut (empty if fine)
+  bool skipped = false;            ///< not translated (invalid UTF-8): output is empty
+  bool truncated = false;          ///< the input was cut to max_input_tokens
+  std::vector<int> source_ids;     ///< what the model saw, without eos
+  std::vector<Hypothesis> hypotheses;  ///< best first; empty for empty/skipped lines
+  std::vector<std::string> texts;      ///< detokenized hypotheses, same order
+
+  /// The best translation, or "" when there is none.
+  const std::string& best_text() const;
+};
+
+class Translator {
+ public:
+  Translator(LoadedModel model, TranslateOptions options, const torch::Device& device);
+
+  /// One Translation per line, in input order. Never throws for bad lines; they get a
+  /// warning and an empty result instead.
+  std::vector<Translation> translate(const std::vector<std::string>& lines);
+
+  const LoadedModel& model() const { return model_; }
+  Seq2SeqModel& network() { return *model_.model; }
+  const TranslateOptions& options() const { return options_; }
+  /// Longest input (in tokens) translated without truncation.
+  int64_t input_token_limit() const { return input_limit_; }
+
+ private:
+  Translation prepare(const std::string& line) const;
+  void search_batch(std::vector<Translation*>& batch);
+
+  LoadedModel model_;
+  TranslateOptions options_;
+  torch::Device device_;
+  int64_t input_limit_ = 0;
+};
+
+}  // namespace nmt

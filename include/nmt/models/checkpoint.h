@@ -1,0 +1,36 @@
+#pragma once
+// Self-contained model files: weights, the full config (JSON) and both SentencePiece
+// models in one file, written atomically. A `last` checkpoint also carries the
+// optimizer, scheduler, progress and RNG state needed to resume training exactly.
+#include <torch/serialize/archive.h>
+
+#include <optional>
+#include <string>
+
+#include "nmt/base/config.h"
+#include "nmt/models/model.h"
+#include "nmt/text/tokenizer.h"
+
+namespace nmt {
+
+struct LoadedModel {
+  Config config;
+  ModelPtr model;
+  Tokenizer source_tokenizer;
+  Tokenizer target_tokenizer;
+};
+
+/// Loads a checkpoint for inference: builds the model from the stored config, loads
+/// its weights, puts it in eval mode on `device`. Throws nmt::Error naming the file.
+LoadedModel load_model(const std::string& path, const torch::Device& device = torch::kCPU);
+
+/// Writes weights, config and tokenizers; `extra` (optimizer, progress...) is written
+/// under the "training" key when given. Atomic: temp file + fsync + rename.
+void save_checkpoint(const std::string& path, const Config& config, Seq2SeqModel& model,
+                     const Tokenizer& source_tokenizer, const Tokenizer& target_tokenizer,
+                     torch::serialize::OutputArchive* training_state = nullptr);
+
+/// Reads a checkpoint's archive (for resuming). Throws nmt::Error naming the file.
+torch::serialize::InputArchive read_checkpoint_archive(const std::string& path);
+
+}  // namespace nmt

@@ -1,0 +1,49 @@
+#pragma once
+// Attention encoder-decoder (Bahdanau et al. 2015; Luong et al. 2015): bidirectional
+// GRU encoder, GRU decoder attending over the source at every step.
+//
+// One step, with s the decoder state, c the context and a~ the attentional vector:
+//   bahdanau: c_t = attend(s_{t-1});  s_t = GRU([emb(y_{t-1}); c_t (; a~_{t-1})], s_{t-1})
+//   luong:    s_t = GRU([emb(y_{t-1}) (; a~_{t-1})], s_{t-1});  c_t = attend(s_t)
+//   both:     a~_t = tanh(W_c [s_t; c_t]);  p(y_t) = softmax(W_o a~_t)
+// "(; a~_{t-1})" is input feeding (Luong et al. 2015, sec. 3.3), on by default.
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/rnn.h>
+
+#include "nmt/base/config.h"
+#include "nmt/models/model.h"
+#include "nmt/models/rnn/rnn_attention.h"
+#include "nmt/models/rnn/rnn_encoder.h"
+
+namespace nmt {
+
+class AttentionSeq2Seq : public Seq2SeqModel {
+ public:
+  explicit AttentionSeq2Seq(const ModelConfig& config);
+  EncoderOutput encode(const torch::Tensor& source) override;
+  DecoderState initial_state(const EncoderOutput& encoded) override;
+  StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) override;
+  ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
+
+ private:
+  /// Advances `state` by one token; returns the attentional vector [B, H] and the
+  /// attention weights [B, S].
+  std::pair<torch::Tensor, torch::Tensor> advance(const torch::Tensor& embedded, DecoderState& state);
+  /// Shape: hidden [B, L, H], input [B, I] -> new hidden [B, L, H].
+  torch::Tensor run_cells(const torch::Tensor& input, const torch::Tensor& hidden);
+
+  ModelConfig config_;
+  RnnEncoder encoder_{nullptr};
+  torch::nn::Linear bridge_{nullptr};
+  torch::nn::Embedding target_embedding_{nullptr};
+  std::vector<torch::nn::GRUCell> cells_;
+  RnnAttention attention_{nullptr};
+  torch::nn::Linear combine_{nullptr};
+  torch::nn::Linear output_{nullptr};
+  torch::nn::Dropout dropout_{nullptr};
+};
+
+}  // namespace nmt

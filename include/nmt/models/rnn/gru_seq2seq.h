@@ -1,0 +1,41 @@
+#pragma once
+// GRU encoder-decoder with a fixed context vector (Cho et al. 2014; Sutskever et al.
+// 2014): the encoder's final state is the only thing the decoder sees of the source,
+// fed to it at every step and to the output layer. No attention.
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/rnn.h>
+
+#include "nmt/base/config.h"
+#include "nmt/models/model.h"
+#include "nmt/models/rnn/rnn_encoder.h"
+
+namespace nmt {
+
+class GruSeq2Seq : public Seq2SeqModel {
+ public:
+  explicit GruSeq2Seq(const ModelConfig& config);
+  EncoderOutput encode(const torch::Tensor& source) override;
+  DecoderState initial_state(const EncoderOutput& encoded) override;
+  StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) override;
+  ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
+  bool has_attention() const override { return false; }
+
+ private:
+  /// Shape: tokens [B, T], context [B, H], hidden [layers, B, H] -> logits [B, T, V], hidden.
+  std::pair<torch::Tensor, torch::Tensor> decode(const torch::Tensor& tokens,
+                                                 const torch::Tensor& context,
+                                                 const torch::Tensor& hidden);
+  torch::Tensor initial_hidden(const torch::Tensor& context);
+
+  ModelConfig config_;
+  RnnEncoder encoder_{nullptr};
+  torch::nn::Embedding target_embedding_{nullptr};
+  torch::nn::Linear bridge_{nullptr};
+  torch::nn::GRU decoder_{nullptr};
+  torch::nn::Linear output_{nullptr};
+  torch::nn::Dropout dropout_{nullptr};
+};
+
+}  // namespace nmt

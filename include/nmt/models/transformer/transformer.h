@@ -1,0 +1,78 @@
+#pragma once
+// The Transformer (Vaswani et al. 2017, "Attention Is All You Need"): an encoder stack
+// of self-attention + FFN layers, a decoder stack of masked self-attention +
+// encoder-decoder attention + FFN layers, sinusoidal positions, embeddings scaled by
+// sqrt(d_model). Norm placement (pre/post), embedding sharing and output tying follow
+// ModelConfig. Token ids: pad 0, bos 2, eos 3.
+//
+// Decoding is incremental: initial_state() projects every layer's cross-attention
+// keys/values once per sentence (state.sentence), and each step() appends one position
+// to the per-layer self-attention caches (state.hypothesis), so the prefix is never re-run.
+//
+// Shape: batch-first; source [B, S], target [B, T], memory [B, S, D], logits [B, T, V].
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/normalization.h>
+
+#include <string>
+#include <vector>
+
+#include "nmt/base/config.h"
+#include "nmt/models/model.h"
+#include "nmt/models/transformer/transformer_layers.h"
+
+namespace nmt {
+
+class TransformerModel : public Seq2SeqModel {
+ public:
+  /// Throws nmt::Error for inconsistent settings (share_embeddings with different
+  /// vocabulary sizes, d_model not divisible by heads, unknown norm, ...).
+  explicit TransformerModel(const ModelConfig& config);
+
+  /// memory [B, S, D]; source_mask [B, S]; extra["source_bias"] [B, 1, 1, S] additive mask.
+  EncoderOutput encode(const torch::Tensor& source) override;
+  /// sentence: source_mask, source_bias, memory_keys.<l>, memory_values.<l>
+  /// ([B, H, S, dk]); hypothesis: self_keys.<l>, self_values.<l> ([B, H, 0, dk]).
+  DecoderState initial_state(const EncoderOutput& encoded) override;
+  /// previous_tokens [B] -> log_probs [B, V], attention [B, S], layer_attention L x [B, H, S].
+  StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) override;
+  /// source [B, S], target_input [B, T] -> logits [B, T, V], in one causal pass.
+  ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
+  SelfAttentionWeights self_attention(const torch::Tensor& source, const torch::Tensor& target_input) override;
+
+  int64_t attention_layers() const override { return config_.decoder_layers; }
+  /// Decoder layer whose head-mean cross-attention is StepOutput::attention.
+  int64_t alignment_layer() const override { return alignment_layer_; }
+
+  const ModelConfig& config() const { return config_; }
+  const torch::nn::Embedding& source_embedding() const { return source_embedding_; }
+  const torch::nn::Embedding& target_embedding() const { return target_embedding_; }
+  /// [V, D]: the target embedding's weight when tie_output, else its own parameter.
+  torch::Tensor output_weight() const;
+
+ private:
+  void build_embeddings();
+  void build_stacks();
+  /// Scaled embedding + positions [offset, offset + T) + dropout. ids [B, T] -> [B, T, D].
+  torch::Tensor embed(const torch::nn::Embedding& embedding, const torch::Tensor& ids,
+                      int64_t offset);
+  /// Final norm (pre-norm only) and output projection. [B, T, D] -> [B, T, V].
+  torch::Tensor project_output(const torch::Tensor& x);
+
+  ModelConfig config_;
+  int64_t alignment_layer_;
+  torch::nn::Embedding source_embedding_{nullptr};
+  torch::nn::Embedding target_embedding_{nullptr};
+  torch::Tensor output_weight_;  // undefined when tied
+  torch::Tensor positions_;      // buffer [max_positions, D]
+  torch::nn::ModuleList encoder_{nullptr};
+  torch::nn::ModuleList decoder_{nullptr};
+  std::vector<EncoderLayer> encoder_layers_;  // typed views of encoder_'s entries
+  std::vector<DecoderLayer> decoder_layers_;
+  torch::nn::LayerNorm encoder_norm_{nullptr};  // pre-norm only
+  torch::nn::LayerNorm decoder_norm_{nullptr};
+  // DecoderState keys per decoder layer, built once instead of every step.
+  std::vector<std::string> memory_keys_, memory_values_, self_keys_, self_values_;
+};
+
+}  // namespace nmt

@@ -1,0 +1,114 @@
+#pragma once
+// Building blocks of the Transformer stacks (Vaswani et al. 2017, sec. 3.1-3.5):
+// position-wise feed-forward network, encoder layer, decoder layer, sinusoidal
+// positional encoding.
+//
+// Every sublayer is wrapped in a residual connection with LayerNorm, either
+//   post-norm (the paper):  x = LayerNorm(x + Dropout(Sublayer(x)))
+//   pre-norm (more stable): x = x + Dropout(Sublayer(LayerNorm(x)))
+// With pre-norm the stack's output is un-normalised, so the model adds a final
+// LayerNorm after each stack.
+//
+// Shape: batch-first, x [B, T, D].
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include "nmt/base/config.h"
+#include "nmt/models/transformer/multi_head_attention.h"
+
+namespace nmt {
+
+/// True for norm "pre", false for "post"; throws nmt::Error for anything else.
+bool uses_pre_norm(const ModelConfig& config);
+
+/// PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(pos / 10000^(2i/D)).
+/// Shape: -> [positions, dim] float.
+torch::Tensor sinusoidal_positions(int64_t positions, int64_t dim);
+
+/// FFN(x) = max(0, x W1 + b1) W2 + b2. Shape: [B, T, D] -> [B, T, D].
+/// No dropout inside: the paper applies dropout only to sublayer outputs.
+class FeedForwardImpl : public torch::nn::Module {
+ public:
+  FeedForwardImpl(int64_t d_model, int64_t inner_dim);
+  torch::Tensor forward(const torch::Tensor& x);
+
+ private:
+  torch::nn::Linear inner_{nullptr};
+  torch::nn::Linear outer_{nullptr};
+};
+TORCH_MODULE(FeedForward);
+
+/// Residual wrapping shared by both layer types: owns the norm-placement choice and
+/// the residual dropout.
+class ResidualBlock {
+ public:
+  ResidualBlock(bool pre_norm, double dropout) : pre_norm_(pre_norm), dropout_(dropout) {}
+
+  /// Runs `sublayer` (Tensor -> Tensor) with the residual connection and `norm`.
+  template <class Sublayer>
+  torch::Tensor apply(const torch::Tensor& x, torch::nn::LayerNorm& norm, bool training,
+                      Sublayer&& sublayer) const {
+    if (pre_norm_) return x + drop(sublayer(norm(x)), training);
+    return norm(x + drop(sublayer(x), training));
+  }
+
+ private:
+  torch::Tensor drop(const torch::Tensor& x, bool training) const;
+
+  bool pre_norm_;
+  double dropout_;
+};
+
+/// Self-attention over the source, then the FFN.
+class EncoderLayerImpl : public torch::nn::Module {
+ public:
+  explicit EncoderLayerImpl(const ModelConfig& config);
+  /// Shape: x [B, S, D], source_bias [B, 1, 1, S] -> [B, S, D]. With `weights`, the
+  /// self-attention weights [B, H, S, S] are stored there (attention export).
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& source_bias,
+                        torch::Tensor* weights = nullptr);
+
+ private:
+  ResidualBlock residual_;
+  SelfAttention self_attention_{nullptr};
+  FeedForward feed_forward_{nullptr};
+  torch::nn::LayerNorm attention_norm_{nullptr};
+  torch::nn::LayerNorm feed_forward_norm_{nullptr};
+};
+TORCH_MODULE(EncoderLayer);
+
+struct DecoderLayerOutput {
+  torch::Tensor output;         ///< [B, T, D]
+  torch::Tensor cross_weights;  ///< [B, H, T, S] encoder-decoder attention
+  torch::Tensor self_weights;   ///< [B, H, T, Tk] masked self-attention
+};
+
+/// Masked self-attention, encoder-decoder attention, then the FFN.
+class DecoderLayerImpl : public torch::nn::Module {
+ public:
+  explicit DecoderLayerImpl(const ModelConfig& config);
+  /// This layer's cross-attention keys/values; computed once per source sentence.
+  /// Shape: memory [B, S, D] -> [B, H, S, dk] each.
+  KeyValue project_memory(const torch::Tensor& memory);
+  /// Shape: x [B, T, D]; self_bias broadcastable to [B, H, T, T] (causal, or undefined
+  /// when decoding one step against a cache); memory [B, H, S, dk]; memory_bias
+  /// [B, 1, 1, S]. With `cache`, self-attention keys/values are appended to it.
+  DecoderLayerOutput forward(const torch::Tensor& x, const torch::Tensor& self_bias,
+                             const KeyValue& memory, const torch::Tensor& memory_bias,
+                             KeyValue* cache = nullptr);
+
+ private:
+  ResidualBlock residual_;
+  SelfAttention self_attention_{nullptr};
+  CrossAttention cross_attention_{nullptr};
+  FeedForward feed_forward_{nullptr};
+  torch::nn::LayerNorm self_attention_norm_{nullptr};
+  torch::nn::LayerNorm cross_attention_norm_{nullptr};
+  torch::nn::LayerNorm feed_forward_norm_{nullptr};
+};
+TORCH_MODULE(DecoderLayer);
+
+}  // namespace nmt

@@ -1,0 +1,43 @@
+#pragma once
+// nmt-train's engine: token-batched training with label smoothing, Adam and a
+// schedule; periodic validation (loss, perplexity, greedy BLEU); atomic checkpoints
+// `last` (resumable) and `best`; early stopping; clean stop on SIGINT/SIGTERM;
+// data-parallel over several processes (see distributed.h).
+#include <string>
+
+#include "nmt/base/config.h"
+#include "nmt/training/distributed.h"
+#include "nmt/models/model.h"
+
+namespace nmt {
+
+struct TrainerOptions {
+  Config config;                        ///< effective config (file + flags)
+  std::string train_source, train_target;
+  std::string valid_source, valid_target;
+  std::string source_spm, target_spm;   ///< may be empty when resuming
+  std::string model_dir;
+  std::string device = "cpu";           ///< cpu | cuda
+  bool resume = false;                  ///< continue from DIR/last.pt (also done when it exists)
+  bool quiet = false;                   ///< no progress lines on stderr (tests)
+  /// Limits given on the command line; on resume they replace the stored ones.
+  bool override_limits = false;
+  /// Data-parallel training: this process's place among world_size ranks. Only rank 0
+  /// reads last.pt, validates, logs and writes the model directory.
+  DistributedOptions distributed;
+};
+
+/// Summary of a finished run (for tests and the final log line).
+struct TrainingResult {
+  int64_t steps = 0;
+  int64_t epochs_completed = 0;
+  double last_train_loss = 0;
+  double best_metric = 0;
+  std::string stop_reason;
+  ModelPtr model;  ///< the trained model in memory (on every rank)
+};
+
+/// Runs training to the end of the configured limits. Throws nmt::Error on bad input.
+TrainingResult train(const TrainerOptions& options);
+
+}  // namespace nmt

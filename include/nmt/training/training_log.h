@@ -1,0 +1,59 @@
+#pragma once
+// Progress reporting for training: human lines on stderr, JSON lines in train.jsonl,
+// and the clock that decides throughput, ETA and time/step limits.
+#include <torch/types.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "nmt/base/config.h"
+#include "nmt/training/validation.h"
+
+namespace nmt {
+
+/// Counts tokens and time since the last report; knows the limits, so it can tell the
+/// ETA and when to stop.
+class TrainingLoop {
+ public:
+  TrainingLoop(const TrainConfig& config, double previous_seconds, int64_t start_step, int64_t start_epoch);
+  void count(int64_t target_tokens, double loss_sum);
+  double elapsed_seconds() const;
+  /// Target tokens per second and mean loss per token since the last call; resets.
+  std::pair<double, double> take_window();
+  /// Seconds left by the closest limit (steps, epochs, time); negative when unknown.
+  double eta_seconds(int64_t step, double epoch_fraction) const;
+  /// Empty to go on, else why training stops.
+  std::string stop_reason(int64_t step, double epoch_fraction, bool early_stop, int signal) const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  TrainConfig config_;
+  double previous_seconds_;
+  int64_t start_step_;
+  double start_epoch_;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point window_start_ = Clock::now();
+  int64_t window_tokens_ = 0;
+  double window_loss_ = 0;
+};
+
+class TrainingLog {
+ public:
+  /// An empty path writes no JSON lines (the non-zero ranks of a distributed run).
+  TrainingLog(const std::string& jsonl_path, bool quiet);
+  void message(const std::string& text);
+  void config(const Config& config, const std::vector<torch::Tensor>& parameters);
+  void progress(int64_t step, double epoch, TrainingLoop& loop, double learning_rate);
+  void validation(int64_t step, const ValidationResult& result, bool best);
+
+ private:
+  void write(const nlohmann::json& record);
+  std::ofstream jsonl_;
+  bool quiet_;
+};
+
+std::string format_duration(double seconds);
+
+}  // namespace nmt

@@ -1,0 +1,253 @@
+// Batched beam search over the Seq2SeqModel interface, in the style of fairseq and
+// CTranslate2:
+//  * the encoder runs once; the decoder state is expanded to `beam` rows per sentence
+//    with DecoderState::select and reordered by beam origin after every step;
+//  * each step scores all rows at once and takes the top 2 * beam candidates per
+//    sentence over [beam * V] on tensors; only those small results reach the host;
+//  * eos candidates among the top `beam` ranks become finished hypotheses, and the
+//    beam is refilled with the best non-eos candidates, so finishing never starves it;
+//  * a sentence stops as described in search.h and leaves the batch (select), so the
+//    work shrinks as sentences finish.
+// Candidates are ranked by raw log-prob; penalties are applied when a hypothesis is
+// finalised (hypothesis_score).
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "nmt/base/error.h"
+#include "nmt/decoding/search.h"
+#include "nmt/text/tokenizer.h"
+#include "search_internal.h"
+
+namespace nmt {
+namespace {
+
+using search_detail::RowHistory;
+using search_detail::SourceInfo;
+
+constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+
+// What one sentence has found so far.
+struct SentenceResult {
+  SourceInfo source;
+  std::vector<Hypothesis> finished;  // best first, at most nbest
+  std::vector<Hypothesis> cut;       // unfinished, best first; used only if nothing finished
+};
+
+// Inserts by score (best first, ties in arrival order), keeping at most `limit`.
+void insert_ranked(std::vector<Hypothesis>& list, Hypothesis h, size_t limit) {
+  auto position = std::upper_bound(list.begin(), list.end(), h.score,
+                                   [](double score, const Hypothesis& x) { return score > x.score; });
+  if (static_cast<size_t>(position - list.begin()) >= limit) return;
+  list.insert(position, std::move(h));
+  if (list.size() > limit) list.pop_back();
+}
+
+// One step's top candidates per active sentence, on the host, each [groups, k].
+struct Candidates {
+  int64_t k = 0;
+  int64_t vocab = 0;
+  std::vector<float> scores;           // cumulative log-prob of the extended hypothesis
+  std::vector<int64_t> flat_index;     // beam_slot * vocab + token
+  std::vector<float> token_log_probs;  // the candidate token's own log-prob
+};
+
+// The rows of the next step, per row: which old row it extends and how.
+struct Continuation {
+  std::vector<int64_t> origin;
+  std::vector<int64_t> tokens;
+  std::vector<float> scores;  // -inf: empty slot, never extended
+  std::vector<float> token_log_probs;
+};
+
+class BeamSearch {
+ public:
+  BeamSearch(Seq2SeqModel& model, const torch::Tensor& source, const SearchOptions& options,
+             const std::vector<SourceInfo>& sources)
+      : model_(model),
+        options_(options),
+        source_(source),
+        device_(source.device()),
+        beam_(options.beam),
+        history_(source.size(0) * options.beam, options.keep_attention && model.has_attention(),
+                 options.keep_attention && model.attention_layers() > 0,
+                 options.coverage > 0 && model.has_attention()) {
+    for (const auto& info : sources) sentences_.push_back({info, {}, {}});
+  }
+
+  std::vector<std::vector<Hypothesis>> run() {
+    start();
+    for (int64_t step = 0; !active_.empty(); ++step) {
+      StepOutput out = model_.step(search_detail::to_tensor(tokens_, device_), state_);
+      const Candidates candidates = top_candidates(out, step);
+      Continuation next;
+      std::vector<uint8_t> done(active_.size());
+      for (size_t g = 0; g < active_.size(); ++g) {
+        choose(g, candidates, out, next);
+        done[g] = sentence_done(g, next, step);
+      }
+      advance(next, done, out);
+    }
+    std::vector<std::vector<Hypothesis>> results;
+    for (auto& sentence : sentences_)
+      results.push_back(std::move(sentence.finished.empty() ? sentence.cut : sentence.finished));
+    return results;
+  }
+
+ private:
+  // Encodes once and expands every sentence to beam_ rows, of which only the first is
+  // live: the others start at -inf so the first step does not pick duplicates.
+  void start() {
+    const int64_t batch = source_.size(0);
+    state_ = model_.initial_state(model_.encode(source_));
+    state_.select(torch::arange(batch, torch::TensorOptions(torch::kLong).device(device_))
+                      .repeat_interleave(beam_));
+    for (int64_t b = 0; b < batch; ++b) {
+      active_.push_back(b);
+      for (int64_t j = 0; j < beam_; ++j) {
+        tokens_.push_back(SpecialIds::kBos);
+        scores_.push_back(j == 0 ? 0.0f : kMinusInf);
+      }
+    }
+  }
+
+  Candidates top_candidates(const StepOutput& out, int64_t step) const {
+    const auto log_probs = out.log_probs.to(torch::kFloat);
+    const int64_t vocab = log_probs.size(1);
+    if (vocab <= SpecialIds::kEos) throw Error("beam_search: the vocabulary is too small");
+    auto scores = log_probs + search_detail::to_tensor(scores_, device_).unsqueeze(1);
+    std::vector<uint8_t> at_limit;
+    for (int64_t sentence : active_)
+      at_limit.insert(at_limit.end(), beam_, sentences_[sentence].source.max_length == step);
+    search_detail::mask_forbidden(scores, step, options_.min_length, at_limit);
+
+    const auto groups = static_cast<int64_t>(active_.size());
+    Candidates candidates;
+    candidates.k = std::min(2 * beam_, beam_ * vocab);
+    candidates.vocab = vocab;
+    auto top = scores.view({groups, beam_ * vocab}).topk(candidates.k, 1, true, true);
+    const auto& index = std::get<1>(top);
+    candidates.scores = search_detail::to_float_vector(std::get<0>(top));
+    candidates.flat_index = search_detail::to_int64_vector(index);
+    candidates.token_log_probs =
+        search_detail::to_float_vector(log_probs.reshape({groups, beam_ * vocab}).gather(1, index));
+    return candidates;
+  }
+
+  // Finalises group g's eos candidates and appends its beam_ rows to `next`.
+  void choose(size_t g, const Candidates& c, const StepOutput& out, Continuation& next) {
+    SentenceResult& sentence = sentences_[active_[g]];
+    const auto first_row = static_cast<int64_t>(g) * beam_;
+    int64_t open = 0;
+    for (int64_t rank = 0; rank < c.k && open < beam_; ++rank) {
+      const size_t i = g * c.k + rank;
+      if (c.scores[i] == kMinusInf) break;  // sorted: only forbidden ones follow
+      const int64_t row = first_row + c.flat_index[i] / c.vocab;
+      const int64_t token = c.flat_index[i] % c.vocab;
+      if (token == SpecialIds::kEos) {
+        // Only eos among the top beam ranks finishes, as in fairseq: lower-ranked ones
+        // would not have survived a plain beam either.
+        if (rank < beam_)
+          insert_ranked(sentence.finished,
+                        history_.finish(row, c.token_log_probs[i], out, sentence.source, options_),
+                        options_.nbest);
+        continue;
+      }
+      push(next, row, token, c.scores[i], c.token_log_probs[i]);
+      ++open;
+    }
+    if (open == 0 && sentence.finished.empty()) cut_live_rows(sentence, first_row);
+    for (; open < beam_; ++open) push(next, first_row, SpecialIds::kEos, kMinusInf, 0.0f);
+  }
+
+  // No continuation is allowed (e.g. at the length limit with eos still forbidden):
+  // the live rows become unfinished hypotheses.
+  void cut_live_rows(SentenceResult& sentence, int64_t first_row) {
+    for (int64_t row = first_row; row < first_row + beam_; ++row)
+      if (scores_[row] != kMinusInf)
+        insert_ranked(sentence.cut, history_.cut(row, sentence.source, options_), options_.nbest);
+  }
+
+  static void push(Continuation& next, int64_t origin, int64_t token, float score,
+                   float token_log_prob) {
+    next.origin.push_back(origin);
+    next.tokens.push_back(token);
+    next.scores.push_back(score);
+    next.token_log_probs.push_back(token_log_prob);
+  }
+
+  // After step `step`, group g's open rows hold step + 1 tokens.
+  bool sentence_done(size_t g, const Continuation& next, int64_t step) const {
+    const SentenceResult& sentence = sentences_[active_[g]];
+    if (step + 1 > sentence.source.max_length) return true;  // the eos-only step just ran
+    if (sentence.finished.size() < static_cast<size_t>(options_.nbest)) {
+      return next.scores[g * beam_] == kMinusInf;  // nothing open
+    }
+    const double worst_kept = sentence.finished.back().score;
+    for (int64_t j = 0; j < beam_; ++j) {
+      const size_t i = g * beam_ + j;
+      if (next.scores[i] == kMinusInf) break;
+      const double log_prob = history_.log_prob(next.origin[i]) + next.token_log_probs[i];
+      if (search_detail::best_reachable_score(log_prob, step + 1, sentence.source.max_length,
+                                              options_) > worst_kept)
+        return false;
+    }
+    return true;
+  }
+
+  // Moves to the next step's rows, dropping the groups of finished sentences.
+  void advance(const Continuation& next, const std::vector<uint8_t>& done, const StepOutput& out) {
+    Continuation kept;
+    std::vector<int64_t> active;
+    for (size_t g = 0; g < active_.size(); ++g) {
+      if (done[g]) continue;
+      active.push_back(active_[g]);
+      for (size_t i = g * beam_; i < (g + 1) * beam_; ++i)
+        push(kept, next.origin[i], next.tokens[i], next.scores[i], next.token_log_probs[i]);
+    }
+    const bool dropped = active.size() < active_.size();
+    active_ = std::move(active);
+    if (active_.empty()) return;
+    bool identity = !dropped;
+    for (size_t i = 0; identity && i < kept.origin.size(); ++i)
+      identity = kept.origin[i] == static_cast<int64_t>(i);
+    const auto index = search_detail::to_tensor(kept.origin, device_);
+    history_.advance(kept.origin, index, identity, kept.tokens, kept.token_log_probs, out);
+    // Origins stay within their sentence's group, so one select both drops sentences
+    // and reorders hypotheses (sentence tensors are equal across a group).
+    if (dropped) {
+      state_.select(index);
+    } else if (!identity) {
+      state_.reorder(index);
+    }
+    tokens_ = std::move(kept.tokens);
+    scores_ = std::move(kept.scores);
+  }
+
+  Seq2SeqModel& model_;
+  const SearchOptions& options_;
+  const torch::Tensor& source_;
+  const torch::Device device_;
+  const int64_t beam_;
+  std::vector<SentenceResult> sentences_;
+  std::vector<int64_t> active_;  // sentence of each group of beam_ rows
+  DecoderState state_;
+  std::vector<int64_t> tokens_;  // per row: the token to feed next
+  std::vector<float> scores_;    // per row: cumulative log-prob, -inf for an empty slot
+  RowHistory history_;
+};
+
+}  // namespace
+
+std::vector<std::vector<Hypothesis>> beam_search(Seq2SeqModel& model, const torch::Tensor& source,
+                                                 const SearchOptions& options) {
+  options.validate();
+  torch::NoGradGuard no_grad;
+  const auto sources = search_detail::describe_source(source, options);
+  return BeamSearch(model, source, options, sources).run();
+}
+
+}  // namespace nmt

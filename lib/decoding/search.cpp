@@ -1,0 +1,124 @@
+// Search options, scoring and the small helpers every search shares.
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "nmt/base/error.h"
+#include "nmt/decoding/search.h"
+#include "nmt/text/tokenizer.h"
+#include "search_internal.h"
+
+namespace nmt {
+namespace {
+
+template <typename T>
+void require(bool ok, const char* field, const char* rule, T value) {
+  if (ok) return;
+  std::ostringstream message;
+  message << "search option " << field << " must be " << rule << " (got " << value << ")";
+  throw Error(message.str());
+}
+
+double length_penalty(int64_t length, double alpha) {
+  return alpha == 0 ? 1.0 : std::pow((5.0 + static_cast<double>(length)) / 6.0, alpha);
+}
+
+}  // namespace
+
+void SearchOptions::validate() const {
+  require(beam >= 1, "beam", ">= 1", beam);
+  require(nbest >= 1, "nbest", ">= 1", nbest);
+  require(nbest <= beam, "nbest", "<= beam", nbest);
+  require(std::isfinite(alpha) && alpha >= 0, "alpha", "finite and >= 0", alpha);
+  require(std::isfinite(coverage) && coverage >= 0, "coverage", "finite and >= 0", coverage);
+  require(std::isfinite(max_length_ratio) && max_length_ratio >= 0, "max_length_ratio",
+          "finite and >= 0", max_length_ratio);
+  require(max_length_extra >= 0, "max_length_extra", ">= 0", max_length_extra);
+  require(min_length >= 0, "min_length", ">= 0", min_length);
+}
+
+int64_t max_target_length(int64_t source_length, const SearchOptions& options) {
+  return static_cast<int64_t>(
+      std::floor(options.max_length_ratio * static_cast<double>(source_length))) +
+         options.max_length_extra;
+}
+
+namespace search_detail {
+
+std::vector<SourceInfo> describe_source(const torch::Tensor& source, const SearchOptions& options) {
+  if (!source.defined() || source.dim() != 2 || source.size(0) < 1 || source.size(1) < 1)
+    throw Error("search: source must be a non-empty [B, S] tensor");
+  if (source.scalar_type() != torch::kLong) throw Error("search: source must be int64");
+  const auto positions = to_int64_vector(source.ne(SpecialIds::kPad).sum(1));
+  std::vector<SourceInfo> info(positions.size());
+  for (size_t b = 0; b < info.size(); ++b) {
+    info[b].positions = positions[b];
+    // The source length excludes its eos.
+    info[b].max_length = max_target_length(std::max<int64_t>(positions[b] - 1, 0), options);
+  }
+  return info;
+}
+
+double hypothesis_score(double log_prob, int64_t length, const std::vector<float>& coverage,
+                        const SearchOptions& options) {
+  double score = log_prob / length_penalty(length, options.alpha);
+  if (options.coverage > 0 && !coverage.empty()) {
+    double penalty = 0;
+    // A position that got no attention at all would make the penalty -inf; clamping
+    // keeps scores comparable (it is still heavily penalised).
+    for (float mass : coverage) penalty += std::log(std::clamp<double>(mass, 1e-10, 1.0));
+    score += options.coverage * penalty;
+  }
+  return score;
+}
+
+double best_reachable_score(double log_prob, int64_t length, int64_t max_length,
+                            const SearchOptions& options) {
+  // A finished continuation has between length + 1 and max_length + 1 tokens (eos
+  // included) and at most the current log-prob. The penalty is monotonic in the length,
+  // so the best case is at one of the two ends.
+  const double shortest = log_prob / length_penalty(length + 1, options.alpha);
+  const double longest = log_prob / length_penalty(max_length + 1, options.alpha);
+  return std::max(shortest, longest);
+}
+
+void mask_forbidden(torch::Tensor& scores, int64_t step, int min_length,
+                    const std::vector<uint8_t>& at_limit) {
+  const float minus_inf = -std::numeric_limits<float>::infinity();
+  scores.select(1, SpecialIds::kPad).fill_(minus_inf);
+  scores.select(1, SpecialIds::kBos).fill_(minus_inf);
+  if (step < min_length) scores.select(1, SpecialIds::kEos).fill_(minus_inf);
+  bool any_at_limit = false;
+  for (uint8_t flag : at_limit) any_at_limit = any_at_limit || flag;
+  if (!any_at_limit) return;
+  auto eos = scores.select(1, SpecialIds::kEos).clone();
+  auto rows = torch::from_blob(const_cast<uint8_t*>(at_limit.data()),
+                               {static_cast<int64_t>(at_limit.size())}, torch::kBool)
+                  .to(scores.device());
+  scores.masked_fill_(rows.unsqueeze(1), minus_inf);
+  scores.select(1, SpecialIds::kEos).copy_(eos);
+}
+
+torch::Tensor to_tensor(const std::vector<int64_t>& values, const torch::Device& device) {
+  return torch::tensor(torch::ArrayRef<int64_t>(values), torch::kLong).to(device);
+}
+
+torch::Tensor to_tensor(const std::vector<float>& values, const torch::Device& device) {
+  return torch::tensor(torch::ArrayRef<float>(values), torch::kFloat).to(device);
+}
+
+std::vector<int64_t> to_int64_vector(const torch::Tensor& tensor) {
+  auto host = tensor.to(torch::kCPU, torch::kLong).contiguous();
+  return {host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel()};
+}
+
+std::vector<float> to_float_vector(const torch::Tensor& tensor) {
+  auto host = tensor.to(torch::kCPU, torch::kFloat).contiguous();
+  return {host.data_ptr<float>(), host.data_ptr<float>() + host.numel()};
+}
+
+}  // namespace search_detail
+}  // namespace nmt

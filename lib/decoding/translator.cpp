@@ -1,0 +1,125 @@
+#include "nmt/decoding/translator.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "nmt/text/batching.h"
+#include "nmt/text/corpus.h"
+#include "nmt/base/error.h"
+
+namespace nmt {
+namespace {
+
+// The Transformer's positional table bounds both sides; the RNNs have no limit.
+int64_t input_limit_for(const Config& config, const TranslateOptions& options) {
+  int64_t limit = options.max_input_tokens;
+  if (config.model.arch != "transformer") return limit;
+  // eos on the source; bos + max target length + eos on the target side.
+  while (limit > 1 && (limit + 1 > config.model.max_positions ||
+                       max_target_length(limit, options.search) + 2 > config.model.max_positions))
+    --limit;
+  return limit;
+}
+
+// Splits length-sorted translations into batches by sentence count or padded tokens.
+std::vector<std::vector<Translation*>> make_search_batches(std::vector<Translation*> sorted,
+                                                           const TranslateOptions& options) {
+  std::vector<std::vector<Translation*>> batches;
+  std::vector<Translation*> current;
+  size_t longest = 0;
+  for (auto* item : sorted) {
+    const size_t length = std::max(longest, item->source_ids.size() + 1);
+    const bool full = options.batch_size > 0
+                          ? static_cast<int64_t>(current.size()) >= options.batch_size
+                          : static_cast<int64_t>((current.size() + 1) * length) > options.batch_tokens;
+    if (!current.empty() && full) {
+      batches.push_back(std::move(current));
+      current.clear();
+      longest = 0;
+    }
+    current.push_back(item);
+    longest = std::max(longest, item->source_ids.size() + 1);
+  }
+  if (!current.empty()) batches.push_back(std::move(current));
+  return batches;
+}
+
+}  // namespace
+
+void TranslateOptions::validate() const {
+  search.validate();
+  if (batch_size < 0) throw Error("batch size must be >= 0");
+  if (batch_size == 0 && batch_tokens < 1) throw Error("batch tokens must be >= 1");
+  if (max_input_tokens < 1) throw Error("max input tokens must be >= 1");
+}
+
+const std::string& Translation::best_text() const {
+  static const std::string empty;
+  return texts.empty() ? empty : texts.front();
+}
+
+Translator::Translator(LoadedModel model, TranslateOptions options, const torch::Device& device)
+    : model_(std::move(model)), options_(std::move(options)), device_(device) {
+  options_.validate();
+  input_limit_ = input_limit_for(model_.config, options_);
+  model_.model->eval();
+}
+
+Translation Translator::prepare(const std::string& line) const {
+  Translation t;
+  if (const auto problem = utf8_problem(line); !problem.empty()) {
+    t.skipped = true;
+    t.warning = problem + "; line not translated";
+    return t;
+  }
+  if (is_blank(line)) return t;
+  t.source_ids = model_.source_tokenizer.encode(line);
+  if (static_cast<int64_t>(t.source_ids.size()) > input_limit_) {
+    t.warning = "input of " + std::to_string(t.source_ids.size()) + " tokens truncated to " +
+                std::to_string(input_limit_);
+    t.truncated = true;
+    t.source_ids.resize(static_cast<size_t>(input_limit_));
+  }
+  return t;
+}
+
+void Translator::search_batch(std::vector<Translation*>& batch) {
+  std::vector<const std::vector<int>*> rows;
+  for (auto* item : batch) rows.push_back(&item->source_ids);
+  const auto source = pad_sequences(rows, -1, SpecialIds::kEos).to(device_);
+  std::vector<std::vector<Hypothesis>> results;
+  if (options_.search.beam == 1) {
+    // Beam 1 is greedy search: the same argmax path, without beam bookkeeping.
+    for (auto& hypothesis : greedy_search(*model_.model, source, options_.search))
+      results.push_back({std::move(hypothesis)});
+  } else {
+    results = beam_search(*model_.model, source, options_.search);
+  }
+  for (size_t row = 0; row < batch.size(); ++row) {
+    batch[row]->hypotheses = std::move(results[row]);
+    for (const auto& hypothesis : batch[row]->hypotheses)
+      batch[row]->texts.push_back(model_.target_tokenizer.decode(hypothesis.tokens));
+  }
+}
+
+std::vector<Translation> Translator::translate(const std::vector<std::string>& lines) {
+  torch::NoGradGuard no_grad;
+  std::vector<Translation> translations;
+  translations.reserve(lines.size());
+  for (const auto& line : lines) translations.push_back(prepare(line));
+  std::vector<Translation*> pending;
+  for (auto& t : translations)
+    if (!t.source_ids.empty()) pending.push_back(&t);
+  // Longest first: the slowest batches start while memory is fresh, and similar lengths
+  // share a batch so little time goes to padding. stable_sort keeps results independent
+  // of anything but the lengths.
+  std::stable_sort(pending.begin(), pending.end(), [](const Translation* a, const Translation* b) {
+    return a->source_ids.size() > b->source_ids.size();
+  });
+  for (auto& batch : make_search_batches(pending, options_)) search_batch(batch);
+  return translations;
+}
+
+}  // namespace nmt

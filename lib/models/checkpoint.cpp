@@ -1,0 +1,108 @@
+#include "nmt/models/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "nmt/base/atomic_file.h"
+#include "nmt/base/error.h"
+#include "nmt/models/registry.h"
+
+namespace nmt {
+namespace {
+
+const char* const kFormat = "nmt-checkpoint-1";
+
+torch::Tensor bytes_to_tensor(const std::string& bytes) {
+  auto tensor = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
+  std::memcpy(tensor.data_ptr(), bytes.data(), bytes.size());
+  return tensor;
+}
+
+std::string tensor_to_bytes(const torch::Tensor& tensor) {
+  const auto contiguous = tensor.contiguous();
+  return std::string(static_cast<const char*>(contiguous.data_ptr()), contiguous.numel());
+}
+
+std::string read_string(torch::serialize::InputArchive& archive, const std::string& key) {
+  c10::IValue value;
+  archive.read(key, value);
+  return value.toStringRef();
+}
+
+void fsync_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const Config& config, Seq2SeqModel& model,
+                     const Tokenizer& source_tokenizer, const Tokenizer& target_tokenizer,
+                     torch::serialize::OutputArchive* training_state) {
+  torch::serialize::OutputArchive archive;
+  archive.write("format", c10::IValue(std::string(kFormat)));
+  archive.write("config", c10::IValue(config_to_json(config).dump()));
+  archive.write("source_tokenizer", bytes_to_tensor(source_tokenizer.serialized()));
+  archive.write("target_tokenizer", bytes_to_tensor(target_tokenizer.serialized()));
+  torch::serialize::OutputArchive weights;
+  model.save(weights);
+  archive.write("model", weights);
+  if (training_state != nullptr) archive.write("training", *training_state);
+  // Temp file + fsync + rename: a kill at any moment leaves the old file or the new one.
+  const auto temporary = temporary_path_for(path);
+  try {
+    archive.save_to(temporary);
+  } catch (const c10::Error& e) {
+    std::remove(temporary.c_str());
+    throw Error("cannot write checkpoint " + path + ": " + e.what_without_backtrace());
+  }
+  fsync_file(temporary);
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw Error("cannot write checkpoint " + path);
+  }
+}
+
+torch::serialize::InputArchive read_checkpoint_archive(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw Error("no such model file: " + path);
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path);
+  } catch (const c10::Error& e) {
+    throw Error("not an nmt checkpoint: " + path);
+  }
+  c10::IValue format;
+  if (!archive.try_read("format", format) || !format.isString() || format.toStringRef() != kFormat)
+    throw Error("not an nmt checkpoint (or another format version): " + path);
+  return archive;
+}
+
+LoadedModel load_model(const std::string& path, const torch::Device& device) {
+  auto archive = read_checkpoint_archive(path);
+  auto config = config_from_json(nlohmann::json::parse(read_string(archive, "config")),
+                                 path + " (stored config)");
+  torch::Tensor source_bytes, target_bytes;
+  archive.read("source_tokenizer", source_bytes);
+  archive.read("target_tokenizer", target_bytes);
+  LoadedModel loaded{config, build_model(config.model),
+                     Tokenizer::from_serialized(tensor_to_bytes(source_bytes), path + " (source tokenizer)"),
+                     Tokenizer::from_serialized(tensor_to_bytes(target_bytes), path + " (target tokenizer)")};
+  torch::serialize::InputArchive weights;
+  archive.read("model", weights);
+  try {
+    loaded.model->load(weights);
+  } catch (const c10::Error& e) {
+    throw Error("weights in " + path + " do not fit its config: " + e.what_without_backtrace());
+  }
+  loaded.model->to(device);
+  loaded.model->eval();
+  return loaded;
+}
+
+}  // namespace nmt

@@ -1,0 +1,99 @@
+#include "nmt/models/rnn/attention_seq2seq.h"
+
+namespace nmt {
+
+AttentionSeq2Seq::AttentionSeq2Seq(const ModelConfig& config) : config_(config) {
+  const auto E = config.embedding_dim, H = config.hidden_dim, L = config.rnn_layers;
+  // Each direction gets H/2 so the memory is H wide, like the decoder (needed by dot).
+  encoder_ = register_module(
+      "encoder", RnnEncoder(config.source_vocab, E, H / 2, L, /*bidirectional=*/true, config.dropout));
+  bridge_ = register_module("bridge", torch::nn::Linear(H, L * H));
+  target_embedding_ = register_module(
+      "target_embedding",
+      torch::nn::Embedding(torch::nn::EmbeddingOptions(config.target_vocab, E).padding_idx(0)));
+  attention_ = register_module("attention", RnnAttention(config.attention, H, H));
+  const bool bahdanau = attention_->uses_previous_state();
+  const int64_t input_dim = E + (bahdanau ? H : 0) + (config.input_feeding ? H : 0);
+  for (int64_t layer = 0; layer < L; ++layer)
+    cells_.push_back(register_module("cell" + std::to_string(layer),
+                                      torch::nn::GRUCell(layer == 0 ? input_dim : H, H)));
+  combine_ = register_module("combine", torch::nn::Linear(torch::nn::LinearOptions(2 * H, H).bias(false)));
+  output_ = register_module("output", torch::nn::Linear(H, config.target_vocab));
+  dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
+}
+
+EncoderOutput AttentionSeq2Seq::encode(const torch::Tensor& source) {
+  auto encoded = encoder_(source);
+  EncoderOutput output{encoded.states, padding_mask(source), {}};
+  output.extra["final"] = encoded.final;
+  return output;
+}
+
+DecoderState AttentionSeq2Seq::initial_state(const EncoderOutput& encoded) {
+  const auto B = encoded.memory.size(0);
+  DecoderState state;
+  state.sentence["memory"] = encoded.memory;
+  state.sentence["source_mask"] = encoded.source_mask;
+  state.sentence["keys"] = attention_->project_keys(encoded.memory);
+  state.hypothesis["hidden"] = torch::tanh(bridge_(encoded.extra.at("final")))
+                                   .view({B, config_.rnn_layers, config_.hidden_dim});
+  if (config_.input_feeding)
+    state.hypothesis["feed"] = torch::zeros({B, config_.hidden_dim}, encoded.memory.options());
+  return state;
+}
+
+torch::Tensor AttentionSeq2Seq::run_cells(const torch::Tensor& input, const torch::Tensor& hidden) {
+  std::vector<torch::Tensor> layers;
+  auto x = input;
+  for (size_t layer = 0; layer < cells_.size(); ++layer) {
+    if (layer > 0) x = dropout_(x);
+    x = cells_[layer](x, hidden.select(1, static_cast<int64_t>(layer)));
+    layers.push_back(x);
+  }
+  return torch::stack(layers, 1);
+}
+
+std::pair<torch::Tensor, torch::Tensor> AttentionSeq2Seq::advance(const torch::Tensor& embedded,
+                                                                   DecoderState& state) {
+  const auto& memory = state.sentence.at("memory");
+  const auto& keys = state.sentence.at("keys");
+  const auto& mask = state.sentence.at("source_mask");
+  auto hidden = state.hypothesis.at("hidden");
+  std::vector<torch::Tensor> inputs{embedded};
+  torch::Tensor context, weights;
+  if (attention_->uses_previous_state()) {
+    std::tie(context, weights) = attention_(hidden.select(1, -1), keys, memory, mask);
+    inputs.push_back(context);
+  }
+  if (config_.input_feeding) inputs.push_back(state.hypothesis.at("feed"));
+  hidden = run_cells(torch::cat(inputs, 1), hidden);
+  const auto top = hidden.select(1, -1);
+  if (!attention_->uses_previous_state()) std::tie(context, weights) = attention_(top, keys, memory, mask);
+  const auto attentional = torch::tanh(combine_(torch::cat({top, context}, 1)));
+  state.hypothesis["hidden"] = hidden;
+  if (config_.input_feeding) state.hypothesis["feed"] = attentional;
+  ++state.step;
+  return {attentional, weights};
+}
+
+StepOutput AttentionSeq2Seq::step(const torch::Tensor& previous_tokens, DecoderState& state) {
+  const auto embedded = dropout_(target_embedding_(previous_tokens));
+  auto [attentional, weights] = advance(embedded, state);
+  StepOutput output;
+  output.log_probs = torch::log_softmax(output_(dropout_(attentional)), -1);
+  output.attention = weights;
+  return output;
+}
+
+ForwardOutput AttentionSeq2Seq::forward(const torch::Tensor& source, const torch::Tensor& target_input) {
+  auto state = initial_state(encode(source));
+  // Embed all target tokens at once; the recurrence itself must run step by step.
+  const auto embedded = dropout_(target_embedding_(target_input));
+  std::vector<torch::Tensor> attentional;
+  for (int64_t t = 0; t < target_input.size(1); ++t)
+    attentional.push_back(advance(embedded.select(1, t), state).first);
+  // One big output projection for all steps instead of T small ones.
+  return {output_(dropout_(torch::stack(attentional, 1)))};
+}
+
+}  // namespace nmt

@@ -1,0 +1,75 @@
+#include "nmt/models/rnn/gru_seq2seq.h"
+
+#include <torch/nn/functional/activation.h>
+
+namespace nmt {
+
+GruSeq2Seq::GruSeq2Seq(const ModelConfig& config) : config_(config) {
+  const auto E = config.embedding_dim, H = config.hidden_dim, L = config.rnn_layers;
+  encoder_ = register_module("encoder", RnnEncoder(config.source_vocab, E, H, L,
+                                                   /*bidirectional=*/false, config.dropout));
+  target_embedding_ = register_module(
+      "target_embedding",
+      torch::nn::Embedding(torch::nn::EmbeddingOptions(config.target_vocab, E).padding_idx(0)));
+  bridge_ = register_module("bridge", torch::nn::Linear(H, L * H));
+  decoder_ = register_module("decoder", torch::nn::GRU(torch::nn::GRUOptions(E + H, H)
+                                                           .num_layers(L)
+                                                           .batch_first(true)
+                                                           .dropout(L > 1 ? config.dropout : 0.0)));
+  // The output sees the state, the previous word and the context (Cho et al. 2014, eq. 3).
+  output_ = register_module("output", torch::nn::Linear(H + E + H, config.target_vocab));
+  dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
+}
+
+EncoderOutput GruSeq2Seq::encode(const torch::Tensor& source) {
+  auto encoded = encoder_(source);
+  EncoderOutput output{encoded.states, padding_mask(source), {}};
+  output.extra["context"] = encoded.final;
+  return output;
+}
+
+torch::Tensor GruSeq2Seq::initial_hidden(const torch::Tensor& context) {
+  // [B, L*H] -> [L, B, H]
+  return torch::tanh(bridge_(context))
+      .view({context.size(0), config_.rnn_layers, config_.hidden_dim})
+      .transpose(0, 1)
+      .contiguous();
+}
+
+DecoderState GruSeq2Seq::initial_state(const EncoderOutput& encoded) {
+  DecoderState state;
+  const auto& context = encoded.extra.at("context");
+  state.sentence["context"] = context;
+  state.sentence["source_mask"] = encoded.source_mask;
+  state.hypothesis["hidden"] = initial_hidden(context).transpose(0, 1);  // batch first
+  return state;
+}
+
+std::pair<torch::Tensor, torch::Tensor> GruSeq2Seq::decode(const torch::Tensor& tokens,
+                                                           const torch::Tensor& context,
+                                                           const torch::Tensor& hidden) {
+  const auto T = tokens.size(1);
+  const auto embedded = dropout_(target_embedding_(tokens));
+  const auto repeated = context.unsqueeze(1).expand({-1, T, -1});
+  auto [states, next_hidden] = decoder_(torch::cat({embedded, repeated}, 2), hidden);
+  const auto features = torch::cat({states, embedded, repeated}, 2);
+  return {output_(dropout_(features)), next_hidden};
+}
+
+StepOutput GruSeq2Seq::step(const torch::Tensor& previous_tokens, DecoderState& state) {
+  const auto hidden = state.hypothesis.at("hidden").transpose(0, 1).contiguous();
+  auto [logits, next_hidden] =
+      decode(previous_tokens.unsqueeze(1), state.sentence.at("context"), hidden);
+  state.hypothesis["hidden"] = next_hidden.transpose(0, 1);
+  ++state.step;
+  StepOutput output;
+  output.log_probs = torch::log_softmax(logits.squeeze(1), -1);
+  return output;
+}
+
+ForwardOutput GruSeq2Seq::forward(const torch::Tensor& source, const torch::Tensor& target_input) {
+  const auto context = encoder_(source).final;
+  return {decode(target_input, context, initial_hidden(context)).first};
+}
+
+}  // namespace nmt

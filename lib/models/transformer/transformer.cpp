@@ -1,0 +1,215 @@
+#include "nmt/models/transformer/transformer.h"
+
+#include <torch/nn/init.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "nmt/base/error.h"
+
+namespace nmt {
+
+namespace {
+
+constexpr int64_t kPadId = 0;
+
+void require(bool condition, const std::string& message) {
+  if (!condition) throw Error("transformer: " + message);
+}
+
+void check_config(const ModelConfig& config) {
+  require(config.source_vocab > 0 && config.target_vocab > 0, "vocabulary sizes must be set");
+  require(config.d_model > 0 && config.ffn_dim > 0, "d_model and ffn_dim must be positive");
+  require(config.heads > 0 && config.d_model % config.heads == 0,
+          "d_model must be a multiple of heads");
+  require(config.encoder_layers > 0 && config.decoder_layers > 0,
+          "encoder_layers and decoder_layers must be positive");
+  require(config.max_positions > 0, "max_positions must be positive");
+  require(!config.share_embeddings || config.source_vocab == config.target_vocab,
+          "share_embeddings needs equal source and target vocabularies (got " +
+              std::to_string(config.source_vocab) + " and " +
+              std::to_string(config.target_vocab) + ")");
+  uses_pre_norm(config);  // throws for an unknown norm
+}
+
+// N(0, d_model^-0.5): after the sqrt(d_model) scaling, embeddings have unit variance,
+// comparable to the positional encoding they are added to.
+torch::nn::Embedding make_embedding(int64_t vocab, int64_t d_model) {
+  torch::nn::Embedding embedding(torch::nn::EmbeddingOptions(vocab, d_model).padding_idx(kPadId));
+  torch::NoGradGuard no_grad;
+  embedding->weight.normal_(0.0, 1.0 / std::sqrt(static_cast<double>(d_model)));
+  embedding->weight[kPadId].zero_();
+  return embedding;
+}
+
+std::string indexed(const std::string& name, size_t layer) {
+  return name + "." + std::to_string(layer);
+}
+
+}  // namespace
+
+TransformerModel::TransformerModel(const ModelConfig& config) : config_(config) {
+  check_config(config_);
+  // StepOutput::attention comes from the penultimate decoder layer: alignment studies
+  // (Garg et al. 2019, "Jointly Learning to Align and Translate with Transformer
+  // Models") find it aligns best, the last layer being specialised for prediction.
+  alignment_layer_ = config_.decoder_layers >= 2 ? config_.decoder_layers - 2 : 0;
+  build_embeddings();
+  // A buffer, not a parameter: fixed, but saved with the model and moved by .to().
+  positions_ = register_buffer("positions",
+                               sinusoidal_positions(config_.max_positions, config_.d_model));
+  build_stacks();
+}
+
+void TransformerModel::build_embeddings() {
+  if (config_.share_embeddings) {
+    // Registered once, so the optimiser sees (and updates) the matrix once.
+    source_embedding_ =
+        register_module("embedding", make_embedding(config_.source_vocab, config_.d_model));
+    target_embedding_ = source_embedding_;
+  } else {
+    source_embedding_ = register_module("source_embedding",
+                                        make_embedding(config_.source_vocab, config_.d_model));
+    target_embedding_ = register_module("target_embedding",
+                                        make_embedding(config_.target_vocab, config_.d_model));
+  }
+  if (!config_.tie_output) {
+    auto weight = torch::empty({config_.target_vocab, config_.d_model});
+    torch::nn::init::xavier_uniform_(weight);
+    output_weight_ = register_parameter("output_weight", weight);
+  }
+}
+
+void TransformerModel::build_stacks() {
+  encoder_ = register_module("encoder", torch::nn::ModuleList());
+  decoder_ = register_module("decoder", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config_.encoder_layers; ++i) {
+    encoder_layers_.emplace_back(config_);
+    encoder_->push_back(encoder_layers_.back());
+  }
+  for (size_t i = 0; i < static_cast<size_t>(config_.decoder_layers); ++i) {
+    decoder_layers_.emplace_back(config_);
+    decoder_->push_back(decoder_layers_.back());
+    memory_keys_.push_back(indexed("memory_keys", i));
+    memory_values_.push_back(indexed("memory_values", i));
+    self_keys_.push_back(indexed("self_keys", i));
+    self_values_.push_back(indexed("self_values", i));
+  }
+  if (uses_pre_norm(config_)) {
+    auto options = torch::nn::LayerNormOptions({config_.d_model});
+    encoder_norm_ = register_module("encoder_norm", torch::nn::LayerNorm(options));
+    decoder_norm_ = register_module("decoder_norm", torch::nn::LayerNorm(options));
+  }
+}
+
+torch::Tensor TransformerModel::output_weight() const {
+  return config_.tie_output ? target_embedding_->weight : output_weight_;
+}
+
+torch::Tensor TransformerModel::embed(const torch::nn::Embedding& embedding,
+                                      const torch::Tensor& ids, int64_t offset) {
+  const auto length = ids.size(1);
+  require(offset + length <= config_.max_positions,
+          "sequence of " + std::to_string(offset + length) + " positions exceeds max_positions " +
+              std::to_string(config_.max_positions));
+  auto x = torch::embedding(embedding->weight, ids, kPadId)
+               .mul_(std::sqrt(static_cast<double>(config_.d_model)))
+               .add_(positions_.narrow(0, offset, length));  // [T, D] broadcast over B
+  return is_training() && config_.dropout > 0 ? torch::dropout(x, config_.dropout, true) : x;
+}
+
+torch::Tensor TransformerModel::project_output(const torch::Tensor& x) {
+  auto h = decoder_norm_.is_empty() ? x : decoder_norm_(x);
+  return torch::nn::functional::linear(h, output_weight());
+}
+
+EncoderOutput TransformerModel::encode(const torch::Tensor& source) {
+  EncoderOutput encoded;
+  encoded.source_mask = padding_mask(source);
+  auto bias = padding_bias(encoded.source_mask, positions_.scalar_type());
+  auto x = embed(source_embedding_, source, 0);
+  for (auto& layer : encoder_layers_) x = layer->forward(x, bias);
+  encoded.memory = encoder_norm_.is_empty() ? x : encoder_norm_(x);
+  encoded.extra["source_bias"] = bias;
+  return encoded;
+}
+
+DecoderState TransformerModel::initial_state(const EncoderOutput& encoded) {
+  DecoderState state;
+  const auto& memory = encoded.memory;
+  state.sentence = encoded.extra;
+  // No copy of `memory` itself: step() only reads its projections, and beam search
+  // copies every sentence tensor whenever sentences leave the batch.
+  state.sentence["source_mask"] = encoded.source_mask;
+  if (!state.sentence.count("source_bias")) {
+    state.sentence["source_bias"] = padding_bias(encoded.source_mask, memory.scalar_type());
+  }
+  // Same (immutable) empty cache for every layer: step() replaces, never mutates, entries.
+  auto empty = torch::zeros({memory.size(0), config_.heads, 0, config_.d_model / config_.heads},
+                            memory.options());
+  for (size_t i = 0; i < decoder_layers_.size(); ++i) {
+    auto projected = decoder_layers_[i]->project_memory(memory);
+    state.sentence[memory_keys_[i]] = projected.keys;
+    state.sentence[memory_values_[i]] = projected.values;
+    state.hypothesis[self_keys_[i]] = empty;
+    state.hypothesis[self_values_[i]] = empty;
+  }
+  return state;
+}
+
+StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderState& state) {
+  auto x = embed(target_embedding_, previous_tokens.unsqueeze(1), state.step);  // [B, 1, D]
+  const auto& memory_bias = state.sentence.at("source_bias");
+  StepOutput out;
+  out.layer_attention.reserve(decoder_layers_.size());
+  for (size_t i = 0; i < decoder_layers_.size(); ++i) {
+    KeyValue cache{state.hypothesis.at(self_keys_[i]), state.hypothesis.at(self_values_[i])};
+    KeyValue memory{state.sentence.at(memory_keys_[i]), state.sentence.at(memory_values_[i])};
+    // No self-attention mask: the cache holds only positions <= the current one.
+    auto result = decoder_layers_[i]->forward(x, torch::Tensor(), memory, memory_bias, &cache);
+    x = result.output;
+    state.hypothesis[self_keys_[i]] = cache.keys;
+    state.hypothesis[self_values_[i]] = cache.values;
+    out.layer_attention.push_back(result.cross_weights.squeeze(2));  // [B, H, S]
+  }
+  out.log_probs = torch::log_softmax(project_output(x).squeeze(1), -1);
+  out.attention = out.layer_attention[alignment_layer_].mean(1);  // [B, S]
+  ++state.step;
+  return out;
+}
+
+ForwardOutput TransformerModel::forward(const torch::Tensor& source,
+                                        const torch::Tensor& target_input) {
+  auto encoded = encode(source);
+  const auto& memory_bias = encoded.extra.at("source_bias");
+  // Built once per batch, shared by every layer; [T, T] broadcasts over batch and heads.
+  auto self_bias = causal_bias(target_input.size(1), encoded.memory.options());
+  auto x = embed(target_embedding_, target_input, 0);
+  for (auto& layer : decoder_layers_) {
+    x = layer->forward(x, self_bias, layer->project_memory(encoded.memory), memory_bias).output;
+  }
+  return {project_output(x)};
+}
+
+SelfAttentionWeights TransformerModel::self_attention(const torch::Tensor& source,
+                                                      const torch::Tensor& target_input) {
+  SelfAttentionWeights weights;
+  const auto mask = padding_mask(source);
+  const auto source_bias = padding_bias(mask, positions_.scalar_type());
+  auto x = embed(source_embedding_, source, 0);
+  for (auto& layer : encoder_layers_) {
+    weights.encoder.emplace_back();
+    x = layer->forward(x, source_bias, &weights.encoder.back());
+  }
+  const auto memory = encoder_norm_.is_empty() ? x : encoder_norm_(x);
+  auto self_bias = causal_bias(target_input.size(1), memory.options());
+  auto y = embed(target_embedding_, target_input, 0);
+  for (auto& layer : decoder_layers_) {
+    auto result = layer->forward(y, self_bias, layer->project_memory(memory), source_bias);
+    y = result.output;
+    weights.decoder.push_back(result.self_weights);
+  }
+  return weights;
+}
+
+}  // namespace nmt

@@ -1,0 +1,123 @@
+#include "nmt/models/transformer/transformer_layers.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "nmt/base/error.h"
+
+namespace nmt {
+
+namespace {
+
+torch::nn::LayerNorm layer_norm(int64_t d_model) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d_model}));
+}
+
+}  // namespace
+
+bool uses_pre_norm(const ModelConfig& config) {
+  if (config.norm == "pre") return true;
+  if (config.norm == "post") return false;
+  throw Error("transformer: norm must be \"pre\" or \"post\", got \"" + config.norm + "\"");
+}
+
+torch::Tensor sinusoidal_positions(int64_t positions, int64_t dim) {
+  // Built in double so long tables stay accurate, stored as float.
+  auto options = torch::TensorOptions().dtype(torch::kFloat64);
+  auto position = torch::arange(positions, options).unsqueeze(1);           // [P, 1]
+  auto frequency = torch::exp(torch::arange(0, dim, 2, options) *           // [ceil(D/2)]
+                              (-std::log(10000.0) / static_cast<double>(dim)));
+  auto angles = position * frequency;                                       // [P, ceil(D/2)]
+  auto table = torch::empty({positions, dim}, options);
+  using torch::indexing::None;
+  using torch::indexing::Slice;
+  table.index_put_({Slice(), Slice(0, None, 2)}, torch::sin(angles));
+  table.index_put_({Slice(), Slice(1, None, 2)}, torch::cos(angles).narrow(1, 0, dim / 2));
+  return table.to(torch::kFloat32);
+}
+
+// --- FeedForward ------------------------------------------------------------
+
+FeedForwardImpl::FeedForwardImpl(int64_t d_model, int64_t inner_dim) {
+  inner_ = register_module("inner", torch::nn::Linear(d_model, inner_dim));
+  outer_ = register_module("outer", torch::nn::Linear(inner_dim, d_model));
+  init_linear(inner_);
+  init_linear(outer_);
+}
+
+torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
+  // relu_ in place: its backward only needs the result, saving one [B, T, F] buffer.
+  auto hidden = apply_linear(inner_, x);
+  return apply_linear(outer_, hidden.relu_());
+}
+
+// --- ResidualBlock ----------------------------------------------------------
+
+torch::Tensor ResidualBlock::drop(const torch::Tensor& x, bool training) const {
+  return training && dropout_ > 0 ? torch::dropout(x, dropout_, true) : x;
+}
+
+// --- EncoderLayer -----------------------------------------------------------
+
+EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config)
+    : residual_(uses_pre_norm(config), config.dropout) {
+  self_attention_ = register_module(
+      "self_attention", SelfAttention(config.d_model, config.heads, config.attention_dropout));
+  feed_forward_ = register_module("feed_forward", FeedForward(config.d_model, config.ffn_dim));
+  attention_norm_ = register_module("attention_norm", layer_norm(config.d_model));
+  feed_forward_norm_ = register_module("feed_forward_norm", layer_norm(config.d_model));
+}
+
+torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& source_bias,
+                                        torch::Tensor* weights) {
+  const bool training = is_training();
+  auto h = residual_.apply(x, attention_norm_, training, [&](const torch::Tensor& input) {
+    auto attended = self_attention_(input, source_bias);
+    if (weights != nullptr) *weights = attended.weights;
+    return attended.output;
+  });
+  return residual_.apply(h, feed_forward_norm_, training,
+                         [&](const torch::Tensor& input) { return feed_forward_(input); });
+}
+
+// --- DecoderLayer -----------------------------------------------------------
+
+DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& config)
+    : residual_(uses_pre_norm(config), config.dropout) {
+  self_attention_ = register_module(
+      "self_attention", SelfAttention(config.d_model, config.heads, config.attention_dropout));
+  cross_attention_ = register_module(
+      "cross_attention", CrossAttention(config.d_model, config.heads, config.attention_dropout));
+  feed_forward_ = register_module("feed_forward", FeedForward(config.d_model, config.ffn_dim));
+  self_attention_norm_ = register_module("self_attention_norm", layer_norm(config.d_model));
+  cross_attention_norm_ = register_module("cross_attention_norm", layer_norm(config.d_model));
+  feed_forward_norm_ = register_module("feed_forward_norm", layer_norm(config.d_model));
+}
+
+KeyValue DecoderLayerImpl::project_memory(const torch::Tensor& memory) {
+  return cross_attention_->project_memory(memory);
+}
+
+DecoderLayerOutput DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& self_bias,
+                                             const KeyValue& memory,
+                                             const torch::Tensor& memory_bias, KeyValue* cache) {
+  const bool training = is_training();
+  torch::Tensor self_weights;
+  auto h = residual_.apply(x, self_attention_norm_, training, [&](const torch::Tensor& input) {
+    auto attended = self_attention_->forward(input, self_bias, cache);
+    self_weights = attended.weights;
+    return attended.output;
+  });
+  torch::Tensor cross_weights;
+  h = residual_.apply(h, cross_attention_norm_, training, [&](const torch::Tensor& input) {
+    auto attended = cross_attention_(input, memory, memory_bias);
+    cross_weights = attended.weights;
+    return attended.output;
+  });
+  h = residual_.apply(h, feed_forward_norm_, training,
+                      [&](const torch::Tensor& input) { return feed_forward_(input); });
+  return {h, cross_weights, self_weights};
+}
+
+}  // namespace nmt

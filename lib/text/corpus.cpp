@@ -1,0 +1,138 @@
+#include "nmt/text/corpus.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "nmt/base/error.h"
+#include "nmt/text/tokenizer.h"
+
+namespace nmt {
+namespace {
+
+// Length of the UTF-8 sequence starting with `lead`, 0 if `lead` cannot start one.
+int sequence_length(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if (lead >= 0xC2 && lead <= 0xDF) return 2;
+  if (lead >= 0xE0 && lead <= 0xEF) return 3;
+  if (lead >= 0xF0 && lead <= 0xF4) return 4;
+  return 0;
+}
+
+// Checks continuation bytes, overlong forms and surrogates (RFC 3629).
+bool valid_sequence(const unsigned char* s, int length) {
+  for (int i = 1; i < length; ++i)
+    if ((s[i] & 0xC0) != 0x80) return false;
+  if (length == 3) {
+    if (s[0] == 0xE0 && s[1] < 0xA0) return false;  // overlong
+    if (s[0] == 0xED && s[1] > 0x9F) return false;  // surrogate
+  }
+  if (length == 4) {
+    if (s[0] == 0xF0 && s[1] < 0x90) return false;  // overlong
+    if (s[0] == 0xF4 && s[1] > 0x8F) return false;  // above U+10FFFF
+  }
+  return true;
+}
+
+std::string hex_byte(unsigned char byte) {
+  static const char* digits = "0123456789abcdef";
+  return std::string("0x") + digits[byte >> 4] + digits[byte & 15];
+}
+
+}  // namespace
+
+std::string utf8_problem(std::string_view text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  size_t i = 0;
+  while (i < text.size()) {
+    const int length = sequence_length(bytes[i]);
+    if (length == 0 || i + length > text.size() || !valid_sequence(bytes + i, length))
+      return "invalid UTF-8 byte " + hex_byte(bytes[i]) + " at byte " + std::to_string(i + 1);
+    i += length;
+  }
+  return {};
+}
+
+bool is_blank(const std::string& line) {
+  return line.find_first_not_of(" \t") == std::string::npos;
+}
+
+bool read_line(std::istream& in, std::string& line) {
+  if (!std::getline(in, line)) return false;
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return true;
+}
+
+std::vector<std::string> read_lines(std::istream& in, const std::string& name, bool check_utf8) {
+  std::vector<std::string> lines;
+  std::string line;
+  long number = 0;
+  while (read_line(in, line)) {
+    ++number;
+    if (check_utf8) {
+      if (auto problem = utf8_problem(line); !problem.empty()) throw Error(at_line(name, number, problem));
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+std::vector<std::string> read_text_lines(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open " + path + ": " + std::strerror(errno));
+  auto lines = read_lines(in, path, true);
+  if (in.bad()) throw Error("cannot read " + path + ": " + std::strerror(errno));
+  return lines;
+}
+
+ParallelCorpus read_parallel_corpus(const std::string& source_path, const std::string& target_path) {
+  auto source = read_text_lines(source_path);
+  auto target = read_text_lines(target_path);
+  if (source.size() != target.size())
+    throw Error("parallel corpus is not line-aligned: " + source_path + " has " +
+                std::to_string(source.size()) + " lines but " + target_path + " has " +
+                std::to_string(target.size()));
+  ParallelCorpus corpus;
+  corpus.total_lines = static_cast<long>(source.size());
+  for (size_t i = 0; i < source.size(); ++i) {
+    if (is_blank(source[i]) || is_blank(target[i])) {
+      ++corpus.empty_skipped;
+      continue;
+    }
+    corpus.source.push_back(std::move(source[i]));
+    corpus.target.push_back(std::move(target[i]));
+    corpus.line_numbers.push_back(static_cast<long>(i) + 1);
+  }
+  return corpus;
+}
+
+EncodedCorpus encode_parallel_corpus(const ParallelCorpus& corpus, const Tokenizer& source_tokenizer,
+                                     const Tokenizer& target_tokenizer, size_t max_tokens) {
+  EncodedCorpus encoded;
+  encoded.empty_skipped = corpus.empty_skipped;
+  for (size_t i = 0; i < corpus.source.size(); ++i) {
+    auto source = source_tokenizer.encode(corpus.source[i]);
+    auto target = target_tokenizer.encode(corpus.target[i]);
+    if (max_tokens > 0 && (source.size() > max_tokens || target.size() > max_tokens)) {
+      ++encoded.too_long_skipped;
+      continue;
+    }
+    encoded.source.push_back(std::move(source));
+    encoded.target.push_back(std::move(target));
+    encoded.line_numbers.push_back(corpus.line_numbers[i]);
+  }
+  return encoded;
+}
+
+std::string describe(const ParallelCorpus& corpus, const EncodedCorpus& encoded,
+                     const std::string& source_path, const std::string& target_path,
+                     size_t max_tokens) {
+  std::ostringstream out;
+  out << "read " << corpus.total_lines << " lines from " << source_path << " / " << target_path
+      << ": kept " << encoded.source.size() << ", skipped " << corpus.empty_skipped << " empty";
+  if (max_tokens > 0) out << ", " << encoded.too_long_skipped << " over " << max_tokens << " tokens";
+  return out.str();
+}
+
+}  // namespace nmt

@@ -1,0 +1,284 @@
+#include "nmt/text/tokenizer.h"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+
+#include "nmt/base/atomic_file.h"
+#include "nmt/text/corpus.h"
+#include "nmt/base/error.h"
+#include "spm_plugin/spm_backend.h"
+
+namespace nmt {
+namespace {
+
+// Function table of the SentencePiece plugin, loaded once per process.
+struct Backend {
+  decltype(&nmt_spm_abi_version) abi_version;
+  decltype(&nmt_spm_load) load;
+  decltype(&nmt_spm_free) free;
+  decltype(&nmt_spm_piece_count) piece_count;
+  decltype(&nmt_spm_special_ids) special_ids;
+  decltype(&nmt_spm_piece) piece;
+  decltype(&nmt_spm_score) score;
+  decltype(&nmt_spm_encode_ids) encode_ids;
+  decltype(&nmt_spm_encode_pieces) encode_pieces;
+  decltype(&nmt_spm_decode_ids) decode_ids;
+  decltype(&nmt_spm_train) train;
+};
+
+// The plugin sits next to libnmt.so; NMT_SPM_PLUGIN overrides the path.
+std::string plugin_path() {
+  if (const char* path = std::getenv("NMT_SPM_PLUGIN")) return path;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&plugin_path), &info) == 0 || info.dli_fname == nullptr)
+    throw Error("cannot locate libnmt to find the SentencePiece plugin");
+  return (std::filesystem::path(info.dli_fname).parent_path() / "libnmt_spm.so").string();
+}
+
+template <typename F>
+void bind(void* library, const char* name, F& function) {
+  function = reinterpret_cast<F>(dlsym(library, name));
+  if (function == nullptr) throw Error(std::string("SentencePiece plugin lacks ") + name);
+}
+
+Backend load_backend() {
+  const auto path = plugin_path();
+  // RTLD_DEEPBIND: sentencepiece must bind to its own embedded protobuf, not LibTorch's.
+  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  if (library == nullptr) throw Error("cannot load SentencePiece plugin: " + std::string(dlerror()));
+  Backend b{};
+  bind(library, "nmt_spm_abi_version", b.abi_version);
+  if (b.abi_version() != NMT_SPM_ABI_VERSION)
+    throw Error("SentencePiece plugin " + path + " has another ABI version");
+  bind(library, "nmt_spm_load", b.load);
+  bind(library, "nmt_spm_free", b.free);
+  bind(library, "nmt_spm_piece_count", b.piece_count);
+  bind(library, "nmt_spm_special_ids", b.special_ids);
+  bind(library, "nmt_spm_piece", b.piece);
+  bind(library, "nmt_spm_score", b.score);
+  bind(library, "nmt_spm_encode_ids", b.encode_ids);
+  bind(library, "nmt_spm_encode_pieces", b.encode_pieces);
+  bind(library, "nmt_spm_decode_ids", b.decode_ids);
+  bind(library, "nmt_spm_train", b.train);
+  return b;
+}
+
+const Backend& backend() {
+  static const Backend instance = load_backend();  // thread-safe; an exception retries next time
+  return instance;
+}
+
+// Sinks: copy the plugin's bytes into memory owned by this side.
+void append_to_string(void* context, const char* data, size_t size) {
+  static_cast<std::string*>(context)->append(data, size);
+}
+void push_string(void* context, const char* data, size_t size) {
+  static_cast<std::vector<std::string>*>(context)->emplace_back(data, size);
+}
+void assign_ids(void* context, const int* ids, size_t count) {
+  static_cast<std::vector<int>*>(context)->assign(ids, ids + count);
+}
+
+// Encode/decode need a context carrying both a result and an error slot.
+template <typename Result>
+struct Call {
+  Result result{};
+  std::string error;
+};
+template <typename Result>
+void call_error(void* context, const char* data, size_t size) {
+  static_cast<Call<Result>*>(context)->error.assign(data, size);
+}
+template <typename Result, void (*Sink)(void*, const char*, size_t)>
+void call_bytes(void* context, const char* data, size_t size) {
+  Sink(&static_cast<Call<Result>*>(context)->result, data, size);
+}
+void call_ids(void* context, const int* ids, size_t count) {
+  assign_ids(&static_cast<Call<std::vector<int>>*>(context)->result, ids, count);
+}
+
+}  // namespace
+
+struct Tokenizer::Handle {
+  void* processor = nullptr;
+  ~Handle() {
+    if (processor != nullptr) backend().free(processor);
+  }
+};
+
+Tokenizer::Tokenizer(std::shared_ptr<Handle> handle, std::string serialized)
+    : handle_(std::move(handle)), serialized_(std::move(serialized)) {
+  vocab_size_ = backend().piece_count(handle_->processor);
+}
+
+Tokenizer Tokenizer::from_file(const std::string& path) {
+  return from_serialized(read_file(path, "tokenizer model"), path);
+}
+
+Tokenizer Tokenizer::from_serialized(std::string serialized, const std::string& origin) {
+  std::string error;
+  auto handle = std::make_shared<Handle>();
+  handle->processor = backend().load(serialized.data(), serialized.size(), append_to_string, &error);
+  if (handle->processor == nullptr)
+    throw Error("not a SentencePiece model: " + origin + " (" + error + ")");
+  int ids[4];
+  backend().special_ids(handle->processor, ids);
+  if (ids[0] != SpecialIds::kPad || ids[1] != SpecialIds::kUnk || ids[2] != SpecialIds::kBos ||
+      ids[3] != SpecialIds::kEos)
+    throw Error("tokenizer " + origin +
+                " does not use the fixed special ids pad=0 unk=1 bos=2 eos=3; train it with "
+                "nmt-spm-train");
+  return Tokenizer(std::move(handle), std::move(serialized));
+}
+
+std::vector<int> Tokenizer::encode(std::string_view text) const {
+  Call<std::vector<int>> call;
+  if (backend().encode_ids(handle_->processor, text.data(), text.size(), call_ids,
+                           call_error<std::vector<int>>, &call) != 0)
+    throw Error("cannot tokenize: " + call.error);
+  return std::move(call.result);
+}
+
+std::vector<std::string> Tokenizer::encode_pieces(std::string_view text) const {
+  using Pieces = std::vector<std::string>;
+  Call<Pieces> call;
+  if (backend().encode_pieces(handle_->processor, text.data(), text.size(),
+                              call_bytes<Pieces, push_string>, call_error<Pieces>, &call) != 0)
+    throw Error("cannot tokenize: " + call.error);
+  return std::move(call.result);
+}
+
+std::string Tokenizer::decode(const std::vector<int>& ids) const {
+  std::vector<int> content;
+  content.reserve(ids.size());
+  for (int id : ids)
+    if (id != SpecialIds::kPad && id != SpecialIds::kBos && id != SpecialIds::kEos)
+      content.push_back(id);
+  Call<std::string> call;
+  if (backend().decode_ids(handle_->processor, content.data(), content.size(),
+                           call_bytes<std::string, append_to_string>, call_error<std::string>,
+                           &call) != 0)
+    throw Error("cannot detokenize: " + call.error);
+  return std::move(call.result);
+}
+
+std::string Tokenizer::piece(int id) const {
+  if (id < 0 || id >= vocab_size_) throw Error("token id " + std::to_string(id) + " out of range");
+  std::string result;
+  backend().piece(handle_->processor, id, append_to_string, &result);
+  return result;
+}
+
+float Tokenizer::score(int id) const { return backend().score(handle_->processor, id); }
+
+// ---------------------------------------------------------------------------
+// Training
+
+namespace {
+
+struct TrainingInput {
+  std::vector<std::string> sentences;
+  size_t next = 0;
+  std::string model;
+  std::string error;
+};
+
+int next_sentence(void* context, const char** data, size_t* size) {
+  auto* input = static_cast<TrainingInput*>(context);
+  if (input->next == input->sentences.size()) return 0;
+  const auto& sentence = input->sentences[input->next++];
+  *data = sentence.data();
+  *size = sentence.size();
+  return 1;
+}
+
+void model_sink(void* context, const char* data, size_t size) {
+  static_cast<TrainingInput*>(context)->model.assign(data, size);
+}
+void error_sink(void* context, const char* data, size_t size) {
+  static_cast<TrainingInput*>(context)->error.assign(data, size);
+}
+
+void validate(const TokenizerTrainOptions& options) {
+  if (options.inputs.empty()) throw Error("no input files given");
+  if (options.model_prefix.empty()) throw Error("no model prefix given");
+  if (options.vocab_size < 8) throw Error("vocabulary size must be at least 8");
+  if (options.model_type != "bpe" && options.model_type != "unigram")
+    throw Error("model type must be bpe or unigram, not " + options.model_type);
+  if (!(options.character_coverage > 0 && options.character_coverage <= 1))
+    throw Error("character coverage must be in (0, 1]");
+}
+
+std::vector<std::string> read_training_sentences(const std::vector<std::string>& inputs) {
+  std::vector<std::string> sentences;
+  for (const auto& path : inputs) {
+    auto lines = read_text_lines(path);
+    size_t kept = 0;
+    for (auto& line : lines)
+      if (line.find_first_not_of(" \t") != std::string::npos) {
+        sentences.push_back(std::move(line));
+        ++kept;
+      }
+    if (kept == 0) throw Error("input file " + path + " is empty");
+  }
+  return sentences;
+}
+
+std::vector<std::pair<std::string, std::string>> trainer_flags(const TokenizerTrainOptions& o) {
+  return {{"model_type", o.model_type},
+          {"vocab_size", std::to_string(o.vocab_size)},
+          {"character_coverage", std::to_string(o.character_coverage)},
+          {"num_threads", std::to_string(std::max(1, o.threads))},
+          {"pad_id", std::to_string(SpecialIds::kPad)},
+          {"unk_id", std::to_string(SpecialIds::kUnk)},
+          {"bos_id", std::to_string(SpecialIds::kBos)},
+          {"eos_id", std::to_string(SpecialIds::kEos)},
+          {"model_prefix", ""},
+          {"minloglevel", "1"},
+          // Lines of a corpus can be long; never drop a training sentence silently.
+          {"max_sentence_length", "100000"},
+          // A vocabulary the data cannot fill must be an error, not a smaller model.
+          {"hard_vocab_limit", "true"}};
+}
+
+std::string vocab_listing(const Tokenizer& tokenizer) {
+  std::string listing;
+  for (int id = 0; id < tokenizer.vocab_size(); ++id) {
+    char score[32];
+    std::snprintf(score, sizeof score, "%g", tokenizer.score(id));
+    listing += tokenizer.piece(id) + "\t" + score + "\n";
+  }
+  return listing;
+}
+
+}  // namespace
+
+void train_tokenizer(const TokenizerTrainOptions& options) {
+  validate(options);
+  TrainingInput input;
+  input.sentences = read_training_sentences(options.inputs);
+  const auto flags = trainer_flags(options);
+  std::vector<const char*> keys, values;
+  for (const auto& [key, value] : flags) {
+    keys.push_back(key.c_str());
+    values.push_back(value.c_str());
+  }
+  if (backend().train(keys.data(), values.data(), keys.size(), next_sentence, model_sink,
+                      error_sink, &input) != 0)
+    throw Error("SentencePiece training failed: " + input.error);
+  const auto tokenizer = Tokenizer::from_serialized(input.model, "the trained model");
+  if (tokenizer.vocab_size() != options.vocab_size)
+    throw Error("the data filled only " + std::to_string(tokenizer.vocab_size()) + " of " +
+                std::to_string(options.vocab_size) + " vocabulary entries; use a smaller --vocab-size");
+  // Write both files to temporaries first, so a failure leaves neither behind.
+  AtomicFileGroup files;
+  files.write(options.model_prefix + ".model", input.model);
+  files.write(options.model_prefix + ".vocab", vocab_listing(tokenizer));
+  files.commit();
+}
+
+}  // namespace nmt

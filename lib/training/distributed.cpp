@@ -1,0 +1,224 @@
+#include "nmt/training/distributed.h"
+
+// Debian builds LibTorch with Gloo; its header is guarded by this macro.
+#ifndef USE_C10D_GLOO
+#define USE_C10D_GLOO
+#endif
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "nmt/base/error.h"
+
+namespace nmt {
+namespace {
+
+long parse_integer(const std::string& text, const std::string& what) {
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0) throw Error(what + " must be an integer, got '" + text + "'");
+  return value;
+}
+
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string() : std::string(value);
+}
+
+std::chrono::milliseconds as_duration(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+// c10d's errors carry a C++ backtrace that means nothing to a user.
+std::string detail_of(const std::exception& e) {
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return c10_error->what_without_backtrace();
+  return e.what();
+}
+
+// Gloo reports a dead peer as a c10::Error deep inside a worker thread; say what it means.
+[[noreturn]] void fail(const DistributedOptions& options, const std::string& operation, const std::exception& e) {
+  throw Error("distributed training: rank " + std::to_string(options.rank) + " of " +
+              std::to_string(options.world_size) + " failed in " + operation +
+              " (another rank died, stopped answering within " +
+              std::to_string(static_cast<int64_t>(options.timeout_seconds)) + " s, or never joined): " + detail_of(e));
+}
+
+}  // namespace
+
+void DistributedOptions::validate() const {
+  if (world_size < 1) throw Error("world size must be at least 1, got " + std::to_string(world_size));
+  if (rank < 0 || rank >= world_size)
+    throw Error("rank must be in [0, world size " + std::to_string(world_size) + "), got " + std::to_string(rank));
+  if (master_port < 1 || master_port > 65535) throw Error("master port must be in 1..65535, got " + std::to_string(master_port));
+  if (master_addr.empty()) throw Error("master address is empty");
+  if (!(timeout_seconds > 0)) throw Error("distributed timeout must be positive");
+}
+
+DistributedOptions distributed_options_from_environment(DistributedOptions options) {
+  const auto integer = [](const char* name, auto& field) {
+    const auto text = environment(name);
+    if (!text.empty()) field = static_cast<std::remove_reference_t<decltype(field)>>(parse_integer(text, name));
+  };
+  integer("WORLD_SIZE", options.world_size);
+  integer("RANK", options.rank);
+  integer("LOCAL_RANK", options.local_rank);
+  integer("MASTER_PORT", options.master_port);
+  if (!environment("MASTER_ADDR").empty()) options.master_addr = environment("MASTER_ADDR");
+  return options;
+}
+
+struct ProcessGroup::Impl {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+};
+
+ProcessGroup::ProcessGroup(const DistributedOptions& options) : options_(options) {
+  options_.validate();
+  if (!options_.enabled()) return;
+  impl_ = std::make_unique<Impl>();
+  try {
+    c10d::TCPStoreOptions store_options;
+    store_options.port = static_cast<uint16_t>(options_.master_port);
+    store_options.isServer = options_.rank == 0;
+    store_options.numWorkers = options_.world_size;
+    store_options.waitWorkers = true;
+    store_options.timeout = as_duration(options_.timeout_seconds);
+    impl_->store = c10::make_intrusive<c10d::TCPStore>(options_.master_addr, store_options);
+    auto group_options = c10d::ProcessGroupGloo::Options::create(as_duration(options_.timeout_seconds));
+    // GLOO_SOCKET_IFNAME picks the network interface, as in PyTorch; otherwise the
+    // address this machine's hostname resolves to (loopback when it resolves to none).
+    const auto interface = environment("GLOO_SOCKET_IFNAME");
+    group_options->devices = {interface.empty() ? c10d::ProcessGroupGloo::createDefaultDevice()
+                                                : c10d::ProcessGroupGloo::createDeviceForInterface(interface)};
+    group_options->threads = 2;
+    impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options_.rank,
+                                                               options_.world_size, group_options);
+  } catch (const std::exception& e) {
+    throw Error("distributed training: rank " + std::to_string(options_.rank) + " of " +
+                std::to_string(options_.world_size) + " could not join " + options_.master_addr + ":" +
+                std::to_string(options_.master_port) + " within " +
+                std::to_string(static_cast<int64_t>(options_.timeout_seconds)) +
+                " s (a rank never joined, the port is taken, or the address is wrong): " + detail_of(e));
+  }
+}
+
+ProcessGroup::~ProcessGroup() = default;
+
+namespace {
+
+// Packs tensors of one dtype into flat buckets, runs `collective` on each bucket (all
+// in flight at once), then copies the results back.
+template <typename Collective>
+void bucketed(const DistributedOptions& options, const std::string& operation,
+              const std::vector<torch::Tensor>& tensors, int64_t bucket_bytes, Collective collective) {
+  std::vector<std::vector<torch::Tensor>> buckets;
+  int64_t bytes = bucket_bytes;
+  for (const auto& tensor : tensors) {
+    const int64_t size = tensor.numel() * static_cast<int64_t>(tensor.element_size());
+    const bool same_type = !buckets.empty() && buckets.back().front().scalar_type() == tensor.scalar_type();
+    if (!same_type || bytes + size > bucket_bytes) {
+      buckets.emplace_back();
+      bytes = 0;
+    }
+    buckets.back().push_back(tensor);
+    bytes += size;
+  }
+  std::vector<torch::Tensor> flats;
+  std::vector<c10::intrusive_ptr<c10d::Work>> works;
+  try {
+    for (const auto& bucket : buckets) {
+      std::vector<torch::Tensor> views;
+      for (const auto& tensor : bucket) views.push_back(tensor.reshape({-1}));
+      flats.push_back(torch::cat(views));
+      std::vector<torch::Tensor> argument{flats.back()};
+      works.push_back(collective(argument));
+    }
+    for (auto& work : works) work->wait();
+  } catch (const std::exception& e) {
+    fail(options, operation, e);
+  }
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    int64_t offset = 0;
+    for (const auto& tensor : buckets[b]) {
+      tensor.copy_(flats[b].narrow(0, offset, tensor.numel()).view_as(tensor));
+      offset += tensor.numel();
+    }
+  }
+}
+
+}  // namespace
+
+void ProcessGroup::broadcast(const std::vector<torch::Tensor>& tensors) {
+  if (!impl_ || tensors.empty()) return;
+  torch::NoGradGuard no_grad;  // parameters are overwritten in place
+  bucketed(options_, "broadcast", tensors, 32 << 20, [&](std::vector<torch::Tensor>& flat) {
+    return impl_->group->broadcast(flat, c10d::BroadcastOptions{});
+  });
+}
+
+void ProcessGroup::sum(const std::vector<torch::Tensor>& tensors, int64_t bucket_bytes) {
+  if (!impl_ || tensors.empty()) return;
+  bucketed(options_, "all-reduce", tensors, bucket_bytes, [&](std::vector<torch::Tensor>& flat) {
+    return impl_->group->allreduce(flat, c10d::AllreduceOptions{});
+  });
+}
+
+double ProcessGroup::sum(double value) {
+  if (!impl_) return value;
+  auto tensor = torch::tensor({value}, torch::kFloat64);
+  sum({tensor});
+  return tensor.item<double>();
+}
+
+int64_t ProcessGroup::max(int64_t value) {
+  if (!impl_) return value;
+  auto tensor = torch::tensor({value}, torch::kInt64);
+  std::vector<torch::Tensor> argument{tensor};
+  c10d::AllreduceOptions reduce;
+  reduce.reduceOp = c10d::ReduceOp::MAX;
+  try {
+    impl_->group->allreduce(argument, reduce)->wait();
+  } catch (const std::exception& e) {
+    fail(options_, "all-reduce", e);
+  }
+  return tensor.item<int64_t>();
+}
+
+std::string ProcessGroup::broadcast_bytes(const std::string& bytes) {
+  if (!impl_) return bytes;
+  auto size = torch::tensor({static_cast<int64_t>(bytes.size())}, torch::kInt64);
+  broadcast({size});
+  auto data = torch::zeros({size.item<int64_t>()}, torch::kUInt8);
+  if (is_main()) std::memcpy(data.data_ptr(), bytes.data(), bytes.size());
+  if (data.numel() > 0) broadcast({data});
+  return std::string(static_cast<const char*>(data.data_ptr()), static_cast<size_t>(data.numel()));
+}
+
+void ProcessGroup::check_same(int64_t value, const std::string& what) {
+  if (!impl_) return;
+  auto reference = torch::tensor({value}, torch::kInt64);
+  broadcast({reference});
+  const int64_t expected = reference.item<int64_t>();
+  // Agree on the verdict first, so that every rank stops with the same message.
+  if (max(value != expected ? 1 : 0) != 0)
+    throw Error("distributed training: the ranks disagree on " + what +
+                "; every rank needs the same corpus, tokenizers and config");
+}
+
+void ProcessGroup::wait_for_main() {
+  if (!impl_) return;
+  c10d::BarrierOptions options;
+  // Rank 0 itself waits for the others with the usual timeout (one may hang).
+  if (!is_main()) options.timeout = as_duration(options_.timeout_seconds * kValidationWaitFactor);
+  try {
+    impl_->group->barrier(options)->wait();
+  } catch (const std::exception& e) {
+    fail(options_, is_main() ? "barrier after validation" : "waiting for rank 0 to validate and save", e);
+  }
+}
+
+}  // namespace nmt

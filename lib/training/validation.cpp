@@ -1,0 +1,73 @@
+#include "nmt/training/validation.h"
+
+#include <cmath>
+
+#include "nmt/text/batching.h"
+#include "nmt/training/loss.h"
+#include "nmt/eval/metrics.h"
+#include "nmt/decoding/search.h"
+
+namespace nmt {
+namespace {
+
+double mean_nll(Seq2SeqModel& model, const EncodedCorpus& corpus, int64_t batch_tokens,
+                const torch::Device& device) {
+  double nll = 0;
+  int64_t tokens = 0;
+  for (const auto& indices : make_batches(corpus, batch_tokens, 0, /*shuffle=*/false)) {
+    const auto batch = collate(corpus, indices);
+    const auto logits = model.forward(batch.source.to(device), batch.target_input.to(device)).logits;
+    nll += label_smoothed_loss(logits, batch.target_output.to(device), 0.0).nll.item<double>();
+    tokens += batch.target_tokens;
+  }
+  return tokens > 0 ? nll / static_cast<double>(tokens) : 0.0;
+}
+
+std::vector<std::string> greedy_translations(Seq2SeqModel& model, const EncodedCorpus& corpus,
+                                             const Tokenizer& target_tokenizer, int64_t batch_tokens,
+                                             const torch::Device& device) {
+  std::vector<std::string> outputs(corpus.source.size());
+  SearchOptions options;
+  options.beam = 1;
+  for (const auto& indices : make_batches(corpus, batch_tokens, 0, /*shuffle=*/false)) {
+    const auto batch = collate(corpus, indices);
+    const auto hypotheses = greedy_search(model, batch.source.to(device), options);
+    for (size_t row = 0; row < indices.size(); ++row)
+      outputs[indices[row]] = target_tokenizer.decode(hypotheses[row].tokens);
+  }
+  return outputs;
+}
+
+EncodedCorpus first_sentences(const EncodedCorpus& corpus, size_t count) {
+  EncodedCorpus subset;
+  subset.source.assign(corpus.source.begin(), corpus.source.begin() + count);
+  subset.target.assign(corpus.target.begin(), corpus.target.begin() + count);
+  return subset;
+}
+
+}  // namespace
+
+ValidationResult validate(Seq2SeqModel& model, const ValidationSet& data, const Tokenizer& target_tokenizer,
+                          int64_t batch_tokens, int64_t max_sentences, const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  ValidationResult result;
+  result.loss = mean_nll(model, data.encoded, batch_tokens, device);
+  result.perplexity = std::exp(result.loss);
+  size_t count = data.encoded.source.size();
+  if (max_sentences > 0) count = std::min(count, static_cast<size_t>(max_sentences));
+  const auto subset = first_sentences(data.encoded, count);
+  const auto hypotheses = greedy_translations(model, subset, target_tokenizer, batch_tokens, device);
+  const std::vector<std::string> references(data.references.begin(), data.references.begin() + count);
+  result.bleu = corpus_bleu(hypotheses, references).score;
+  result.chrf = corpus_chrf(hypotheses, references).score;
+  long exact = 0;
+  for (size_t i = 0; i < count; ++i) exact += hypotheses[i] == references[i];
+  result.exact_match = count > 0 ? 100.0 * static_cast<double>(exact) / static_cast<double>(count) : 0.0;
+  result.sentences = static_cast<long>(count);
+  model.train(was_training);
+  return result;
+}
+
+}  // namespace nmt

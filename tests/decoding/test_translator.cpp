@@ -1,0 +1,92 @@
+// Translator: batching never changes a result, bad lines never shift the output.
+#include <catch2/catch.hpp>
+#include <torch/torch.h>
+
+#include "nmt/models/checkpoint.h"
+#include "nmt/models/registry.h"
+#include "nmt/decoding/translator.h"
+#include "support/tiny_task.h"
+
+using namespace nmt;
+using nmt::test::ScratchDir;
+
+namespace {
+
+const std::vector<std::string> kLines = {
+    "seven hundred two", "", "one thousand", "forty-two thousand nine hundred ninety-nine", "   ",
+    "bad \xff byte", "eight", "three hundred thousand twelve"};
+
+}  // namespace
+
+TEST_CASE("translating a batch equals translating line by line", "[translator]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir, 100);
+  for (const std::string arch : {"gru", "attention", "transformer"}) {
+    for (const int beam : {1, 3}) {
+      DYNAMIC_SECTION(arch << " beam " << beam) {
+        TranslateOptions options;
+        options.search.beam = beam;
+        options.search.nbest = beam;
+        options.search.max_length_extra = 4;
+        options.batch_tokens = 60;  // several batches
+        Translator batched(test::random_model(dir, arch, 11), options, torch::kCPU);
+        options.batch_size = 1;
+        Translator single(test::random_model(dir, arch, 11), options, torch::kCPU);
+        const auto all = batched.translate(kLines);
+        REQUIRE(all.size() == kLines.size());
+        for (size_t i = 0; i < kLines.size(); ++i) {
+          INFO("line " << i);
+          const auto one = single.translate({kLines[i]}).front();
+          REQUIRE(one.hypotheses.size() == all[i].hypotheses.size());
+          CHECK(one.texts == all[i].texts);
+          for (size_t k = 0; k < one.hypotheses.size(); ++k) {
+            CHECK(one.hypotheses[k].tokens == all[i].hypotheses[k].tokens);
+            CHECK(one.hypotheses[k].score == Approx(all[i].hypotheses[k].score).margin(1e-4));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("empty and invalid lines keep their place", "[translator]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir, 100);
+  TranslateOptions options;
+  options.search.beam = 2;
+  options.search.max_length_extra = 3;
+  Translator translator(test::random_model(dir, "attention", 11), options, torch::kCPU);
+  const auto results = translator.translate(kLines);
+  REQUIRE(results.size() == kLines.size());
+  CHECK(results[1].hypotheses.empty());
+  CHECK(results[1].warning.empty());
+  CHECK(results[4].hypotheses.empty());
+  CHECK(results[5].skipped);
+  CHECK_THAT(results[5].warning, Catch::Contains("invalid UTF-8"));
+  CHECK(results[5].best_text().empty());
+  for (size_t i : {0, 2, 3, 6, 7}) CHECK(results[i].hypotheses.size() == 1);
+}
+
+TEST_CASE("over-long inputs are truncated and flagged", "[translator]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir, 100);
+  TranslateOptions options;
+  options.search.beam = 1;
+  options.search.max_length_extra = 2;
+  options.max_input_tokens = 5;
+  Translator translator(test::random_model(dir, "transformer", 11), options, torch::kCPU);
+  const auto result = translator.translate({"seven hundred seventy-seven thousand seven hundred seventy-seven"}).front();
+  CHECK(result.truncated);
+  CHECK(result.source_ids.size() == 5);
+  CHECK_THAT(result.warning, Catch::Contains("truncated to 5"));
+  CHECK(result.hypotheses.size() == 1);
+}
+
+TEST_CASE("the Transformer's input limit respects its positional table", "[translator]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir, 100);
+  auto model = test::random_model(dir, "transformer", 11);
+  model.config.model.max_positions = 40;
+  TranslateOptions options;  // ratio 2, extra 10: 2L + 10 + 2 <= 40 gives L = 14
+  CHECK(Translator(model, options, torch::kCPU).input_token_limit() == 14);
+}

@@ -1,0 +1,211 @@
+// The Transformer against its own contract: shapes, incremental decoding equal to the
+// teacher-forced pass, padding invariance, attention distributions, beam reordering,
+// ability to learn, and parameter sharing. Tiny configs keep every case well under a second
+// (the overfitting case takes a few).
+#include <catch2/catch.hpp>
+
+#include <torch/torch.h>
+
+#include "nmt/base/error.h"
+#include "nmt/models/transformer/transformer.h"
+
+using nmt::TransformerModel;
+
+namespace {
+
+nmt::ModelConfig small_config(const std::string& norm = "pre") {
+  nmt::ModelConfig config;
+  config.source_vocab = 20;
+  config.target_vocab = 20;
+  config.d_model = 32;
+  config.heads = 2;
+  config.ffn_dim = 64;
+  config.encoder_layers = 2;
+  config.decoder_layers = 2;
+  config.norm = norm;
+  config.max_positions = 64;
+  return config;
+}
+
+std::shared_ptr<TransformerModel> eval_model(const nmt::ModelConfig& config) {
+  torch::manual_seed(7);
+  auto model = std::make_shared<TransformerModel>(config);
+  model->eval();
+  return model;
+}
+
+torch::Tensor ids(std::vector<std::vector<int64_t>> rows) {
+  std::vector<torch::Tensor> tensors;
+  for (auto& row : rows) tensors.push_back(torch::tensor(row, torch::kInt64));
+  return torch::stack(tensors);
+}
+
+// Two sources, the second padded; targets start with bos (2), pad = 0.
+const auto kSource = [] { return ids({{5, 6, 7, 8, 3}, {9, 10, 3, 0, 0}}); };
+const auto kTarget = [] { return ids({{2, 11, 12, 13}, {2, 14, 15, 0}}); };
+
+double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a - b).abs().max().item<double>();
+}
+
+}  // namespace
+
+TEST_CASE("Transformer output shapes", "[transformer]") {
+  auto model = eval_model(small_config());
+  torch::NoGradGuard no_grad;
+  CHECK(model->forward(kSource(), kTarget()).logits.sizes() == torch::IntArrayRef{2, 4, 20});
+
+  auto encoded = model->encode(kSource());
+  CHECK(encoded.memory.sizes() == torch::IntArrayRef{2, 5, 32});
+  CHECK(encoded.source_mask.sizes() == torch::IntArrayRef{2, 5});
+
+  auto state = model->initial_state(encoded);
+  CHECK(state.hypothesis.at("self_keys.0").sizes() == torch::IntArrayRef{2, 2, 0, 16});
+  CHECK(state.sentence.at("memory_keys.1").sizes() == torch::IntArrayRef{2, 2, 5, 16});
+  auto out = model->step(torch::full({2}, 2, torch::kInt64), state);
+  CHECK(out.log_probs.sizes() == torch::IntArrayRef{2, 20});
+  CHECK(out.attention.sizes() == torch::IntArrayRef{2, 5});
+  REQUIRE(out.layer_attention.size() == 2);
+  for (const auto& layer : out.layer_attention) CHECK(layer.sizes() == torch::IntArrayRef{2, 2, 5});
+  CHECK(state.step == 1);
+  CHECK(state.hypothesis.at("self_values.1").sizes() == torch::IntArrayRef{2, 2, 1, 16});
+
+  CHECK(model->attention_layers() == 2);
+  CHECK(model->alignment_layer() == 0);  // penultimate of 2
+  auto one_layer = small_config();
+  one_layer.decoder_layers = 1;
+  CHECK(TransformerModel(one_layer).alignment_layer() == 0);
+  auto three_layers = small_config();
+  three_layers.decoder_layers = 3;
+  CHECK(TransformerModel(three_layers).alignment_layer() == 1);
+}
+
+TEST_CASE("Transformer step-by-step decoding equals the teacher-forced pass", "[transformer]") {
+  for (std::string norm : {"pre", "post"}) {
+    DYNAMIC_SECTION("norm " << norm) {
+      auto model = eval_model(small_config(norm));
+      torch::NoGradGuard no_grad;
+      auto expected = torch::log_softmax(model->forward(kSource(), kTarget()).logits, -1);
+      auto state = model->initial_state(model->encode(kSource()));
+      for (int64_t t = 0; t < kTarget().size(1); ++t) {
+        auto out = model->step(kTarget().select(1, t), state);
+        CHECK(max_diff(out.log_probs, expected.select(1, t)) < 1e-5);
+      }
+    }
+  }
+}
+
+TEST_CASE("Transformer output does not depend on padding in the batch", "[transformer]") {
+  auto model = eval_model(small_config("post"));
+  torch::NoGradGuard no_grad;
+  auto batched = model->forward(kSource(), ids({{2, 11, 12}, {2, 14, 15}})).logits;
+  auto alone = model->forward(ids({{9, 10, 3}}), ids({{2, 14, 15}})).logits;
+  CHECK(max_diff(batched[1], alone[0]) < 1e-5);
+}
+
+TEST_CASE("Transformer attention rows are distributions that skip padding", "[transformer]") {
+  auto model = eval_model(small_config());
+  torch::NoGradGuard no_grad;
+  auto padding = kSource().eq(0);  // [B, S]
+  auto state = model->initial_state(model->encode(kSource()));
+  for (int64_t t = 0; t < 3; ++t) {
+    auto out = model->step(kTarget().select(1, t), state);
+    CHECK(max_diff(out.attention.sum(-1), torch::ones({2})) < 1e-5);
+    CHECK(out.attention.masked_select(padding).abs().max().item<double>() == 0.0);
+    for (const auto& layer : out.layer_attention) {
+      CHECK(max_diff(layer.sum(-1), torch::ones({2, 2})) < 1e-5);
+      CHECK(layer.masked_select(padding.unsqueeze(1)).abs().max().item<double>() == 0.0);
+    }
+  }
+}
+
+TEST_CASE("Transformer decoder state reorders like a beam", "[transformer]") {
+  auto model = eval_model(small_config());
+  torch::NoGradGuard no_grad;
+  auto state = model->initial_state(model->encode(kSource()));
+  state.select(torch::tensor({0, 0, 1, 1}, torch::kInt64));  // beam of 2 per sentence
+  model->step(torch::full({4}, 2, torch::kInt64), state);
+  model->step(torch::tensor({5, 6, 7, 8}, torch::kInt64), state);  // hypotheses now differ
+
+  auto index = torch::tensor({1, 0, 3, 2}, torch::kInt64);
+  auto tokens = torch::tensor({9, 10, 11, 12}, torch::kInt64);
+  nmt::DecoderState reordered = state;  // reorder first, then step
+  reordered.reorder(index);
+  auto first = model->step(tokens.index_select(0, index), reordered);
+  auto second = model->step(tokens, state);  // step first, then reorder
+  CHECK(max_diff(first.log_probs, second.log_probs.index_select(0, index)) < 1e-6);
+  CHECK(max_diff(first.attention, second.attention.index_select(0, index)) < 1e-6);
+
+  // The caches must have followed: one more identical step from both states agrees.
+  state.reorder(index);
+  auto next = torch::tensor({13, 14, 15, 16}, torch::kInt64);
+  CHECK(max_diff(model->step(next, reordered).log_probs, model->step(next, state).log_probs) <
+        1e-6);
+}
+
+TEST_CASE("Transformer trains: gradients reach every parameter and it overfits", "[transformer]") {
+  auto config = small_config("pre");
+  torch::manual_seed(1);
+  auto model = std::make_shared<TransformerModel>(config);
+  model->train();
+  auto source = ids({{4, 5, 6, 3}, {7, 8, 3, 0}, {9, 10, 11, 3}, {12, 3, 0, 0}});
+  auto target = ids({{2, 6, 5, 4, 3}, {2, 8, 7, 3, 0}, {2, 11, 10, 9, 3}, {2, 12, 3, 0, 0}});
+  auto input = target.narrow(1, 0, 4);
+  auto output = target.narrow(1, 1, 4);
+  auto loss_of = [&] {
+    auto logits = model->forward(source, input).logits;
+    return torch::nn::functional::cross_entropy(
+        logits.reshape({-1, config.target_vocab}), output.reshape({-1}),
+        torch::nn::functional::CrossEntropyFuncOptions().ignore_index(0));
+  };
+
+  // With dropout on: one backward pass must reach everything.
+  loss_of().backward();
+  for (const auto& parameter : model->named_parameters()) {
+    INFO(parameter.key());
+    CHECK(parameter.value().grad().defined());
+  }
+
+  config.dropout = 0;  // new model without dropout for a clean overfit
+  config.attention_dropout = 0;
+  model = std::make_shared<TransformerModel>(config);
+  model->train();
+  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(3e-3));
+  double loss = 0;
+  for (int step = 0; step < 400; ++step) {
+    optimizer.zero_grad();
+    auto value = loss_of();
+    value.backward();
+    optimizer.step();
+    loss = value.item<double>();
+    if (loss < 0.02) break;
+  }
+  CHECK(loss < 0.05);
+}
+
+TEST_CASE("Transformer shares embeddings and the output matrix by storage", "[transformer]") {
+  auto config = small_config();
+  config.share_embeddings = true;
+  config.tie_output = true;
+  TransformerModel shared(config);
+  auto pointer = shared.target_embedding()->weight.data_ptr();
+  CHECK(shared.source_embedding()->weight.data_ptr() == pointer);
+  CHECK(shared.output_weight().data_ptr() == pointer);
+  int64_t copies = 0;  // registered once: the optimiser must not update it twice
+  for (const auto& parameter : shared.parameters()) copies += parameter.data_ptr() == pointer;
+  CHECK(copies == 1);
+  CHECK(shared.named_buffers().contains("positions"));
+  CHECK_FALSE(shared.named_parameters().contains("positions"));
+
+  config.share_embeddings = false;
+  config.tie_output = false;
+  TransformerModel separate(config);
+  CHECK(separate.source_embedding()->weight.data_ptr() !=
+        separate.target_embedding()->weight.data_ptr());
+  CHECK(separate.output_weight().data_ptr() != separate.target_embedding()->weight.data_ptr());
+  CHECK(separate.named_parameters().contains("output_weight"));
+
+  config.share_embeddings = true;
+  config.target_vocab = 21;
+  CHECK_THROWS_AS(TransformerModel(config), nmt::Error);
+}
