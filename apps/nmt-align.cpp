@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
       nmt::select_layers(layers, loaded.model->attention_layers(), arch);  // validates the request
       options.layers = layers;
     }
-    if (options.self_attention && arch != "transformer")
+    if (options.self_attention && !loaded.model->has_self_attention())
       throw nmt::Error("--self-attention: the " + arch + " model has no self-attention (only the Transformer has)");
     const auto sources = nmt::read_lines(std::cin, "<stdin>", false);
     std::vector<std::string> targets;

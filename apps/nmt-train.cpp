@@ -3,6 +3,8 @@
 
 #include "nmt/base/cli.h"
 #include "nmt/base/config.h"
+#include "nmt/models/registry.h"
+#include "nmt/training/config_check.h"
 #include "nmt/training/trainer.h"
 
 int main(int argc, char** argv) {
@@ -23,15 +25,18 @@ int main(int argc, char** argv) {
   app.add_option("--src-spm", options.source_spm, "Source SentencePiece model (nmt-spm-train)");
   app.add_option("--tgt-spm", options.target_spm, "Target SentencePiece model (may be the same file)");
   app.add_option("--model-dir", options.model_dir, "Where checkpoints and logs go")->required();
-  app.add_option("--arch", arch, "Model family (overrides model.arch)")
-      ->check(CLI::IsMember({"gru", "attention", "transformer"}));
+  std::string families = "Model family (overrides model.arch):";
+  for (const auto& family : nmt::model_families()) families += "\n  " + family.name + ": " + family.description;
+  app.add_option("--arch", arch, families)->check(CLI::IsMember(nmt::model_family_names()));
   app.add_option("--max-steps", max_steps, "Stop after N updates (train.max_steps)");
   app.add_option("--max-epochs", max_epochs, "Stop after N epochs (train.max_epochs)");
   app.add_option("--max-time", max_time, "Stop after MINUTES of training (train.max_time_minutes)");
   app.add_option("--seed", seed, "Random seed (train.seed)");
   app.add_option("--device", options.device, "cpu or cuda")->capture_default_str();
   app.add_flag("--resume", options.resume, "Continue from MODEL_DIR/last.pt (also automatic when it exists)");
-  app.add_option("--set", overrides, "Override any config field: section.key=value (repeatable)");
+  app.add_option("--set", overrides,
+                 "Override any config field: section.key=value, e.g. train.learning_rate=0.001 or "
+                 "model.transformer.d_model=512 (repeatable)");
   app.add_flag("--quiet", options.quiet, "No progress on stderr (train.jsonl still has it)");
   // Data-parallel training; the flags override RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT.
   int world_size = -1, rank = -1, master_port = -1;
@@ -64,7 +69,7 @@ int main(int argc, char** argv) {
     if (!master_addr.empty()) distributed.master_addr = master_addr;
     distributed.timeout_seconds = dist_timeout;
     distributed.validate();
-    config.validate();
+    nmt::check_config(config);
     options.config = config;
     const auto result = nmt::train(options);
     if (distributed.rank != 0) return 0;  // rank 0 reports for the run

@@ -9,7 +9,8 @@
 #include "nmt/text/corpus.h"
 #include "nmt/base/device.h"
 #include "nmt/base/error.h"
-#include "nmt/eval/metrics.h"
+#include "nmt/decoding/strategy.h"
+#include "nmt/eval/metric.h"
 #include "nmt/decoding/translator.h"
 
 namespace {
@@ -61,8 +62,8 @@ void report_scores(const std::vector<std::string>& hypotheses, const std::string
   if (references.size() != hypotheses.size())
     throw nmt::Error(reference_path + " has " + std::to_string(references.size()) + " lines but the input had " +
                      std::to_string(hypotheses.size()));
-  std::cerr << nmt::corpus_bleu(hypotheses, references).format() << " | " << nmt::bleu_signature() << "\n"
-            << nmt::corpus_chrf(hypotheses, references).format() << " | " << nmt::chrf_signature() << std::endl;
+  for (const auto* name : {"bleu", "chrf"})
+    std::cerr << nmt::find_metric(name).score(hypotheses, references).summary << std::endl;
 }
 
 }  // namespace
@@ -78,6 +79,9 @@ int main(int argc, char** argv) {
   bool stream = false;
   app.add_option("--model", model_path, "Checkpoint (DIR/best.pt from nmt-train)")->required()->check(CLI::ExistingFile);
   app.add_option("--beam", search.beam, "Beam size (1 = greedy)")->capture_default_str();
+  std::string strategies = "Search strategy, default greedy for --beam 1, else beam:";
+  for (const auto& strategy : nmt::search_strategies()) strategies += "\n  " + strategy.name + ": " + strategy.description;
+  app.add_option("--search", search.strategy, strategies)->check(CLI::IsMember(nmt::search_strategy_names()));
   app.add_option("--nbest", search.nbest, "Hypotheses per sentence (<= beam)")->capture_default_str();
   app.add_option("--alpha", search.alpha, "GNMT length penalty ((5+len)/6)^alpha; 0 = none")->capture_default_str();
   app.add_option("--coverage", search.coverage, "GNMT coverage penalty beta (attention models)")->capture_default_str();

@@ -2,6 +2,8 @@
 
 #include <fstream>
 #include <set>
+#include <sstream>
+#include <type_traits>
 
 #include "nmt/base/error.h"
 
@@ -11,18 +13,18 @@ namespace {
 using nlohmann::json;
 
 // One list of fields per section, used for loading, saving and overrides alike, so
-// a new field cannot be forgotten in one of them.
+// a new field cannot be forgotten in one of them. A field may itself be a section.
 template <typename Visitor>
-void visit(ModelConfig& c, Visitor&& v) {
-  v("arch", c.arch);
-  v("source_vocab", c.source_vocab);
-  v("target_vocab", c.target_vocab);
-  v("dropout", c.dropout);
+void visit(RnnConfig& c, Visitor&& v) {
   v("embedding_dim", c.embedding_dim);
   v("hidden_dim", c.hidden_dim);
-  v("rnn_layers", c.rnn_layers);
+  v("layers", c.layers);
   v("attention", c.attention);
   v("input_feeding", c.input_feeding);
+}
+
+template <typename Visitor>
+void visit(TransformerConfig& c, Visitor&& v) {
   v("d_model", c.d_model);
   v("heads", c.heads);
   v("ffn_dim", c.ffn_dim);
@@ -33,6 +35,16 @@ void visit(ModelConfig& c, Visitor&& v) {
   v("share_embeddings", c.share_embeddings);
   v("tie_output", c.tie_output);
   v("max_positions", c.max_positions);
+}
+
+template <typename Visitor>
+void visit(ModelConfig& c, Visitor&& v) {
+  v("arch", c.arch);
+  v("source_vocab", c.source_vocab);
+  v("target_vocab", c.target_vocab);
+  v("dropout", c.dropout);
+  v("rnn", c.rnn);
+  v("transformer", c.transformer);
 }
 
 template <typename Visitor>
@@ -64,6 +76,9 @@ void visit(TrainConfig& c, Visitor&& v) {
   v("seed", c.seed);
 }
 
+template <typename T>
+constexpr bool is_section = std::is_class_v<T> && !std::is_same_v<T, std::string>;
+
 bool type_matches(const json& value, const std::string&) { return value.is_string(); }
 bool type_matches(const json& value, const bool&) { return value.is_boolean(); }
 bool type_matches(const json& value, const int64_t&) { return value.is_number_integer(); }
@@ -82,9 +97,14 @@ void load_section(const json& object, Section& section, const std::string& where
     known.insert(key);
     const auto it = object.find(key);
     if (it == object.end()) return;
-    if (!type_matches(*it, field))
-      throw Error(where + "." + key + ": expected " + type_name(field) + ", got " + it->dump());
-    it->get_to(field);
+    using Field = std::decay_t<decltype(field)>;
+    if constexpr (is_section<Field>) {
+      load_section(*it, field, where + "." + key);
+    } else {
+      if (!type_matches(*it, field))
+        throw Error(where + "." + key + ": expected " + type_name(field) + ", got " + it->dump());
+      it->get_to(field);
+    }
   });
   for (const auto& item : object.items())
     if (!known.count(item.key())) throw Error(where + ": unknown key \"" + item.key() + "\"");
@@ -93,8 +113,59 @@ void load_section(const json& object, Section& section, const std::string& where
 template <typename Section>
 json save_section(Section section) {
   json object = json::object();
-  visit(section, [&](const char* key, auto& field) { object[key] = field; });
+  visit(section, [&](const char* key, auto& field) {
+    using Field = std::decay_t<decltype(field)>;
+    if constexpr (is_section<Field>) object[key] = save_section(field);
+    else object[key] = field;
+  });
   return object;
+}
+
+// Model keys from before the family sections: old name -> {section, name in it}.
+struct FlatKey {
+  const char* old_name;
+  const char* section;
+  const char* name;
+};
+constexpr FlatKey kFlatModelKeys[] = {
+    {"embedding_dim", "rnn", "embedding_dim"},
+    {"hidden_dim", "rnn", "hidden_dim"},
+    {"rnn_layers", "rnn", "layers"},
+    {"attention", "rnn", "attention"},
+    {"input_feeding", "rnn", "input_feeding"},
+    {"d_model", "transformer", "d_model"},
+    {"heads", "transformer", "heads"},
+    {"ffn_dim", "transformer", "ffn_dim"},
+    {"encoder_layers", "transformer", "encoder_layers"},
+    {"decoder_layers", "transformer", "decoder_layers"},
+    {"norm", "transformer", "norm"},
+    {"attention_dropout", "transformer", "attention_dropout"},
+    {"share_embeddings", "transformer", "share_embeddings"},
+    {"tie_output", "transformer", "tie_output"},
+    {"max_positions", "transformer", "max_positions"},
+};
+
+const FlatKey* find_flat_key(const std::string& name) {
+  for (const auto& key : kFlatModelKeys)
+    if (name == key.old_name) return &key;
+  return nullptr;
+}
+
+// Moves old flat keys of a "model" object into their sections.
+json upgrade_flat_model(json model, const std::string& where) {
+  if (!model.is_object()) return model;
+  for (const auto& key : kFlatModelKeys) {
+    const auto it = model.find(key.old_name);
+    if (it == model.end()) continue;
+    auto& section = model[key.section];
+    if (!section.is_object()) section = json::object();  // the old key wins over nothing
+    if (section.contains(key.name))
+      throw Error(where + ": \"" + key.old_name + "\" and \"" + key.section + "." + key.name +
+                  "\" both given (the first is the old name of the second)");
+    section[key.name] = std::move(*it);
+    model.erase(key.old_name);
+  }
+  return model;
 }
 
 void require(bool condition, const std::string& message) {
@@ -106,20 +177,8 @@ void require(bool condition, const std::string& message) {
 void Config::validate() const {
   const auto& m = model;
   const auto& t = train;
-  require(m.arch == "gru" || m.arch == "attention" || m.arch == "transformer",
-          "model.arch must be gru, attention or transformer, not \"" + m.arch + "\"");
-  require(m.attention == "bahdanau" || m.attention == "dot" || m.attention == "general" ||
-              m.attention == "concat",
-          "model.attention must be bahdanau, dot, general or concat");
-  require(m.norm == "pre" || m.norm == "post", "model.norm must be pre or post");
+  require(!m.arch.empty(), "model.arch is empty");
   require(m.dropout >= 0 && m.dropout < 1, "model.dropout must be in [0, 1)");
-  require(m.attention_dropout >= 0 && m.attention_dropout < 1, "model.attention_dropout must be in [0, 1)");
-  require(m.embedding_dim > 0 && m.hidden_dim > 0 && m.rnn_layers > 0, "RNN sizes must be positive");
-  require(m.arch != "attention" || m.hidden_dim % 2 == 0,
-          "model.hidden_dim must be even for the bidirectional encoder");
-  require(m.d_model > 0 && m.heads > 0 && m.d_model % m.heads == 0,
-          "model.d_model must be a positive multiple of model.heads");
-  require(m.ffn_dim > 0 && m.encoder_layers > 0 && m.decoder_layers > 0, "Transformer sizes must be positive");
   require(t.batch_tokens > 0, "train.batch_tokens must be positive");
   require(t.max_length > 0, "train.max_length must be positive");
   require(t.accumulate > 0, "train.accumulate must be positive");
@@ -130,7 +189,7 @@ void Config::validate() const {
   require(t.label_smoothing >= 0 && t.label_smoothing < 1, "train.label_smoothing must be in [0, 1)");
   require(t.clip_norm >= 0, "train.clip_norm must be >= 0");
   require(t.valid_every > 0 && t.log_every > 0, "train.valid_every and train.log_every must be positive");
-  require(t.metric == "bleu" || t.metric == "chrf" || t.metric == "loss", "train.metric must be bleu, chrf or loss");
+  require(!t.metric.empty(), "train.metric is empty");
   require(t.max_steps >= 0 && t.max_epochs >= 0 && t.max_time_minutes >= 0, "limits must be >= 0");
 }
 
@@ -138,9 +197,12 @@ Config config_from_json(const json& document, const std::string& origin) {
   if (!document.is_object()) throw Error(origin + ": expected a JSON object");
   Config config;
   for (const auto& item : document.items()) {
-    if (item.key() == "model") load_section(item.value(), config.model, origin + ": model");
-    else if (item.key() == "train") load_section(item.value(), config.train, origin + ": train");
-    else throw Error(origin + ": unknown section \"" + item.key() + "\" (expected model, train)");
+    if (item.key() == "model")
+      load_section(upgrade_flat_model(item.value(), origin + ": model"), config.model, origin + ": model");
+    else if (item.key() == "train")
+      load_section(item.value(), config.train, origin + ": train");
+    else
+      throw Error(origin + ": unknown section \"" + item.key() + "\" (expected model, train)");
   }
   return config;
 }
@@ -163,18 +225,26 @@ Config load_config(const std::string& path) {
 
 void apply_override(Config& config, const std::string& assignment) {
   const auto equals = assignment.find('=');
-  const auto dot = assignment.find('.');
-  if (equals == std::string::npos || dot == std::string::npos || dot > equals)
+  if (equals == std::string::npos || assignment.find('.') > equals)
     throw Error("override \"" + assignment + "\" is not of the form section.key=value");
-  const auto section = assignment.substr(0, dot);
-  const auto key = assignment.substr(dot + 1, equals - dot - 1);
+  std::string name = assignment.substr(0, equals);
   const auto text = assignment.substr(equals + 1);
   json value = json::parse(text, nullptr, false);
   if (value.is_discarded()) value = text;  // bare words are strings: arch=gru
+  if (name.rfind("model.", 0) == 0)
+    if (const auto* flat = find_flat_key(name.substr(6)))
+      name = std::string("model.") + flat->section + "." + flat->name;
   auto document = config_to_json(config);
-  if (!document.contains(section) || !document[section].contains(key))
-    throw Error("override \"" + assignment + "\": unknown key " + section + "." + key);
-  document[section][key] = value;
+  json* node = &document;
+  std::stringstream parts(name);
+  for (std::string part; std::getline(parts, part, '.');) {
+    if (!node->is_object() || !node->contains(part))
+      throw Error("override \"" + assignment + "\": unknown key " + name);
+    node = &(*node)[part];
+  }
+  if (node->is_object())
+    throw Error("override \"" + assignment + "\": " + name + " is a section; set one of its keys");
+  *node = value;
   config = config_from_json(document, "override \"" + assignment + "\"");
 }
 

@@ -8,17 +8,18 @@
 #include "nmt/text/batching.h"
 #include "nmt/text/corpus.h"
 #include "nmt/base/error.h"
+#include "nmt/decoding/strategy.h"
 
 namespace nmt {
 namespace {
 
-// The Transformer's positional table bounds both sides; the RNNs have no limit.
-int64_t input_limit_for(const Config& config, const TranslateOptions& options) {
+// A model's position limit (the Transformer's positional table) bounds both sides.
+int64_t input_limit_for(const Seq2SeqModel& model, const TranslateOptions& options) {
   int64_t limit = options.max_input_tokens;
-  if (config.model.arch != "transformer") return limit;
+  const int64_t positions = model.max_positions();
+  if (positions == 0) return limit;
   // eos on the source; bos + max target length + eos on the target side.
-  while (limit > 1 && (limit + 1 > config.model.max_positions ||
-                       max_target_length(limit, options.search) + 2 > config.model.max_positions))
+  while (limit > 1 && (limit + 1 > positions || max_target_length(limit, options.search) + 2 > positions))
     --limit;
   return limit;
 }
@@ -50,6 +51,7 @@ std::vector<std::vector<Translation*>> make_search_batches(std::vector<Translati
 
 void TranslateOptions::validate() const {
   search.validate();
+  strategy_for(search);  // throws for an unknown strategy
   if (batch_size < 0) throw Error("batch size must be >= 0");
   if (batch_size == 0 && batch_tokens < 1) throw Error("batch tokens must be >= 1");
   if (max_input_tokens < 1) throw Error("max input tokens must be >= 1");
@@ -63,7 +65,7 @@ const std::string& Translation::best_text() const {
 Translator::Translator(LoadedModel model, TranslateOptions options, const torch::Device& device)
     : model_(std::move(model)), options_(std::move(options)), device_(device) {
   options_.validate();
-  input_limit_ = input_limit_for(model_.config, options_);
+  input_limit_ = input_limit_for(*model_.model, options_);
   model_.model->eval();
 }
 
@@ -89,14 +91,7 @@ void Translator::search_batch(std::vector<Translation*>& batch) {
   std::vector<const std::vector<int>*> rows;
   for (auto* item : batch) rows.push_back(&item->source_ids);
   const auto source = pad_sequences(rows, -1, SpecialIds::kEos).to(device_);
-  std::vector<std::vector<Hypothesis>> results;
-  if (options_.search.beam == 1) {
-    // Beam 1 is greedy search: the same argmax path, without beam bookkeeping.
-    for (auto& hypothesis : greedy_search(*model_.model, source, options_.search))
-      results.push_back({std::move(hypothesis)});
-  } else {
-    results = beam_search(*model_.model, source, options_.search);
-  }
+  auto results = search(*model_.model, source, options_.search);
   for (size_t row = 0; row < batch.size(); ++row) {
     batch[row]->hypotheses = std::move(results[row]);
     for (const auto& hypothesis : batch[row]->hypotheses)

@@ -191,7 +191,7 @@ nlohmann::json export_attention(LoadedModel& model, const ExportInput& input, co
     object["attention_source"] = "head-mean of decoder layer " + std::to_string(model.model->alignment_layer());
     object["layers"] = layer_entries(hypothesis.layer_attention, layers, options, target_words, source_words);
   } else {
-    object["attention_source"] = model.config.model.attention + " attention of the decoder";
+    object["attention_source"] = model.config.model.rnn.attention + " attention of the decoder";
   }
   if (options.self_attention) object["self_attention"] = self_attention_json(model, input, options, source_words);
   return object;

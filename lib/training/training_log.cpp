@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "nmt/base/error.h"
+#include "nmt/eval/metric.h"
 
 namespace nmt {
 
@@ -106,13 +107,19 @@ void TrainingLog::progress(int64_t step, double epoch, TrainingLoop& loop, doubl
 void TrainingLog::validation(int64_t step, const ValidationResult& result, bool best) {
   if (!quiet_) {
     char line[256];
-    std::snprintf(line, sizeof line, "validation @ step %lld | loss %.4f | ppl %.2f | BLEU %.2f | chrF %.2f | exact %.1f%% (%ld sentences)%s",
-                  static_cast<long long>(step), result.loss, result.perplexity, result.bleu,
-                  result.chrf, result.exact_match, result.sentences, best ? " | new best" : "");
-    std::cerr << line << std::endl;
+    std::snprintf(line, sizeof line, "validation @ step %lld | loss %.4f | ppl %.2f", static_cast<long long>(step),
+                  result.loss, result.perplexity);
+    std::string text = line;
+    for (const auto& metric : metrics()) {
+      std::snprintf(line, sizeof line, " | %s %.2f", metric.label.c_str(), result.scores.at(metric.name));
+      text += line;
+    }
+    std::cerr << text << " (" << result.sentences << " sentences)" << (best ? " | new best" : "") << std::endl;
   }
-  write({{"type", "validation"}, {"step", step}, {"loss", result.loss}, {"perplexity", result.perplexity},
-         {"bleu", result.bleu}, {"chrf", result.chrf}, {"exact_match", result.exact_match}, {"sentences", result.sentences}, {"best", best}});
+  nlohmann::json record = {{"type", "validation"}, {"step", step},          {"loss", result.loss},
+                           {"perplexity", result.perplexity}, {"sentences", result.sentences}, {"best", best}};
+  for (const auto& [name, score] : result.scores) record[name] = score;
+  write(record);
 }
 
 }  // namespace nmt

@@ -2,9 +2,10 @@
 
 #include <cmath>
 
+#include "nmt/base/error.h"
 #include "nmt/text/batching.h"
 #include "nmt/training/loss.h"
-#include "nmt/eval/metrics.h"
+#include "nmt/eval/metric.h"
 #include "nmt/decoding/search.h"
 
 namespace nmt {
@@ -47,6 +48,13 @@ EncodedCorpus first_sentences(const EncodedCorpus& corpus, size_t count) {
 
 }  // namespace
 
+double ValidationResult::metric(const std::string& name) const {
+  if (name == "loss") return -loss;
+  const auto it = scores.find(name);
+  if (it == scores.end()) throw Error("validation has no metric \"" + name + "\"");
+  return it->second;
+}
+
 ValidationResult validate(Seq2SeqModel& model, const ValidationSet& data, const Tokenizer& target_tokenizer,
                           int64_t batch_tokens, int64_t max_sentences, const torch::Device& device) {
   torch::NoGradGuard no_grad;
@@ -60,11 +68,7 @@ ValidationResult validate(Seq2SeqModel& model, const ValidationSet& data, const 
   const auto subset = first_sentences(data.encoded, count);
   const auto hypotheses = greedy_translations(model, subset, target_tokenizer, batch_tokens, device);
   const std::vector<std::string> references(data.references.begin(), data.references.begin() + count);
-  result.bleu = corpus_bleu(hypotheses, references).score;
-  result.chrf = corpus_chrf(hypotheses, references).score;
-  long exact = 0;
-  for (size_t i = 0; i < count; ++i) exact += hypotheses[i] == references[i];
-  result.exact_match = count > 0 ? 100.0 * static_cast<double>(exact) / static_cast<double>(count) : 0.0;
+  for (const auto& metric : metrics()) result.scores[metric.name] = metric.score(hypotheses, references).score;
   result.sentences = static_cast<long>(count);
   model.train(was_training);
   return result;

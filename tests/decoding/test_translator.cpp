@@ -86,7 +86,8 @@ TEST_CASE("the Transformer's input limit respects its positional table", "[trans
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
   auto model = test::random_model(dir, "transformer", 11);
-  model.config.model.max_positions = 40;
+  model.config.model.transformer.max_positions = 40;
+  model.model = build_model(model.config.model);  // the limit is the model's own table
   TranslateOptions options;  // ratio 2, extra 10: 2L + 10 + 2 <= 40 gives L = 14
   CHECK(Translator(model, options, torch::kCPU).input_token_limit() == 14);
 }

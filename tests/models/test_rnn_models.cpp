@@ -16,11 +16,11 @@ nmt::ModelConfig small_rnn_config(const std::string& arch, const std::string& at
   config.arch = arch;
   config.source_vocab = 13;
   config.target_vocab = 11;
-  config.embedding_dim = 8;
-  config.hidden_dim = 12;
-  config.rnn_layers = layers;
-  config.attention = attention;
-  config.input_feeding = input_feeding;
+  config.rnn.embedding_dim = 8;
+  config.rnn.hidden_dim = 12;
+  config.rnn.layers = layers;
+  config.rnn.attention = attention;
+  config.rnn.input_feeding = input_feeding;
   config.dropout = 0.0;
   return config;
 }

@@ -17,13 +17,13 @@ nmt::ModelConfig small_config(const std::string& norm = "pre") {
   nmt::ModelConfig config;
   config.source_vocab = 20;
   config.target_vocab = 20;
-  config.d_model = 32;
-  config.heads = 2;
-  config.ffn_dim = 64;
-  config.encoder_layers = 2;
-  config.decoder_layers = 2;
-  config.norm = norm;
-  config.max_positions = 64;
+  config.transformer.d_model = 32;
+  config.transformer.heads = 2;
+  config.transformer.ffn_dim = 64;
+  config.transformer.encoder_layers = 2;
+  config.transformer.decoder_layers = 2;
+  config.transformer.norm = norm;
+  config.transformer.max_positions = 64;
   return config;
 }
 
@@ -73,10 +73,10 @@ TEST_CASE("Transformer output shapes", "[transformer]") {
   CHECK(model->attention_layers() == 2);
   CHECK(model->alignment_layer() == 0);  // penultimate of 2
   auto one_layer = small_config();
-  one_layer.decoder_layers = 1;
+  one_layer.transformer.decoder_layers = 1;
   CHECK(TransformerModel(one_layer).alignment_layer() == 0);
   auto three_layers = small_config();
-  three_layers.decoder_layers = 3;
+  three_layers.transformer.decoder_layers = 3;
   CHECK(TransformerModel(three_layers).alignment_layer() == 1);
 }
 
@@ -167,7 +167,7 @@ TEST_CASE("Transformer trains: gradients reach every parameter and it overfits",
   }
 
   config.dropout = 0;  // new model without dropout for a clean overfit
-  config.attention_dropout = 0;
+  config.transformer.attention_dropout = 0;
   model = std::make_shared<TransformerModel>(config);
   model->train();
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(3e-3));
@@ -185,8 +185,8 @@ TEST_CASE("Transformer trains: gradients reach every parameter and it overfits",
 
 TEST_CASE("Transformer shares embeddings and the output matrix by storage", "[transformer]") {
   auto config = small_config();
-  config.share_embeddings = true;
-  config.tie_output = true;
+  config.transformer.share_embeddings = true;
+  config.transformer.tie_output = true;
   TransformerModel shared(config);
   auto pointer = shared.target_embedding()->weight.data_ptr();
   CHECK(shared.source_embedding()->weight.data_ptr() == pointer);
@@ -197,15 +197,15 @@ TEST_CASE("Transformer shares embeddings and the output matrix by storage", "[tr
   CHECK(shared.named_buffers().contains("positions"));
   CHECK_FALSE(shared.named_parameters().contains("positions"));
 
-  config.share_embeddings = false;
-  config.tie_output = false;
+  config.transformer.share_embeddings = false;
+  config.transformer.tie_output = false;
   TransformerModel separate(config);
   CHECK(separate.source_embedding()->weight.data_ptr() !=
         separate.target_embedding()->weight.data_ptr());
   CHECK(separate.output_weight().data_ptr() != separate.target_embedding()->weight.data_ptr());
   CHECK(separate.named_parameters().contains("output_weight"));
 
-  config.share_embeddings = true;
+  config.transformer.share_embeddings = true;
   config.target_vocab = 21;
   CHECK_THROWS_AS(TransformerModel(config), nmt::Error);
 }

@@ -41,8 +41,9 @@ inline Config tiny_config(const std::string& arch) {
   Config config;
   auto& m = config.model;
   m.arch = arch;
-  m.embedding_dim = 16, m.hidden_dim = 32;
-  m.d_model = 32, m.heads = 2, m.ffn_dim = 64, m.encoder_layers = 2, m.decoder_layers = 2;
+  m.rnn.embedding_dim = 16, m.rnn.hidden_dim = 32;
+  auto& x = m.transformer;
+  x.d_model = 32, x.heads = 2, x.ffn_dim = 64, x.encoder_layers = 2, x.decoder_layers = 2;
   m.dropout = 0.1;  // on, so that resuming must restore the random state too
   auto& t = config.train;
   t.batch_tokens = 300;
@@ -60,7 +61,7 @@ inline Config tiny_config(const std::string& arch) {
 /// can be compared (tests/training/test_distributed.cpp and its worker).
 inline Config deterministic_tiny_config() {
   auto config = tiny_config("transformer");
-  config.model.dropout = config.model.attention_dropout = 0;
+  config.model.dropout = config.model.transformer.attention_dropout = 0;
   config.train.valid_every = 3;
   // Reduce-on-plateau with patience 1: the learning rate changes after a validation that
   // did not improve (likely within a few steps), and only rank 0 validates.

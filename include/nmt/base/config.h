@@ -1,38 +1,52 @@
 #pragma once
 // One configuration struct for model and training. Loaded from JSON (configs/*.json),
 // overridden by flags, and stored inside every checkpoint, so a model file describes
-// itself. Every field has a default and a one-line comment; validate() checks them all.
+// itself. Every field has a default and a one-line comment.
+//
+// Family-specific model settings have their own section (model.rnn, model.transformer);
+// configs and checkpoints written before the sections existed, with those keys directly
+// under "model", still load (the old keys are moved into their sections).
+//
+// validate() checks what this layer knows: ranges of every field. The names that are
+// registries' business (model.arch, train.metric) and each family's own rules are
+// checked by training/config_check.h and models/registry.h.
 #include <nlohmann/json.hpp>
 
 #include <string>
 
 namespace nmt {
 
+/// model.rnn: the GRU seq2seq and the attention seq2seq.
+struct RnnConfig {
+  int64_t embedding_dim = 256;         ///< token embedding size
+  int64_t hidden_dim = 512;            ///< decoder GRU and encoder output size (a bidirectional
+                                       ///< encoder gives each direction half, as OpenNMT does)
+  int64_t layers = 1;                  ///< GRU layers in encoder and decoder
+  std::string attention = "bahdanau";  ///< attention family only: bahdanau | dot | general | concat
+  bool input_feeding = true;           ///< attention family only: feed the previous attentional vector
+};
+
+/// model.transformer
+struct TransformerConfig {
+  int64_t d_model = 256;            ///< model width
+  int64_t heads = 4;                ///< attention heads
+  int64_t ffn_dim = 1024;           ///< position-wise feed-forward inner size
+  int64_t encoder_layers = 3;       ///< encoder stack depth
+  int64_t decoder_layers = 3;       ///< decoder stack depth
+  std::string norm = "pre";         ///< post (paper) | pre (more stable)
+  double attention_dropout = 0.1;   ///< dropout on attention weights
+  bool share_embeddings = false;    ///< one embedding for source and target (joint vocab only)
+  bool tie_output = true;           ///< output layer shares the target embedding matrix
+  int64_t max_positions = 1024;     ///< longest sequence the positional encoding covers
+};
+
 struct ModelConfig {
-  std::string arch = "transformer";  ///< gru | attention | transformer
+  std::string arch = "transformer";  ///< a registered model family (nmt-train --help lists them)
   int64_t source_vocab = 0;          ///< set from the source tokenizer
   int64_t target_vocab = 0;          ///< set from the target tokenizer
   double dropout = 0.1;              ///< dropout on embeddings and between layers
-
-  // RNN families (gru, attention)
-  int64_t embedding_dim = 256;       ///< token embedding size
-  int64_t hidden_dim = 512;          ///< decoder GRU and encoder output size (a bidirectional
-                                     ///< encoder gives each direction half, as OpenNMT does)
-  int64_t rnn_layers = 1;            ///< GRU layers in encoder and decoder
-  std::string attention = "bahdanau";  ///< bahdanau | dot | general | concat
-  bool input_feeding = true;         ///< feed the previous attentional vector to the decoder
-
-  // Transformer
-  int64_t d_model = 256;             ///< model width
-  int64_t heads = 4;                 ///< attention heads
-  int64_t ffn_dim = 1024;            ///< position-wise feed-forward inner size
-  int64_t encoder_layers = 3;        ///< encoder stack depth
-  int64_t decoder_layers = 3;        ///< decoder stack depth
-  std::string norm = "pre";          ///< post (paper) | pre (more stable)
-  double attention_dropout = 0.1;    ///< dropout on attention weights
-  bool share_embeddings = false;     ///< one embedding for source and target (joint vocab only)
-  bool tie_output = true;            ///< output layer shares the target embedding matrix
-  int64_t max_positions = 1024;      ///< longest sequence the positional encoding covers
+  RnnConfig rnn;                     ///< gru, attention
+  TransformerConfig transformer;     ///< transformer
 };
 
 struct TrainConfig {
@@ -57,7 +71,8 @@ struct TrainConfig {
   int64_t valid_every = 1000;        ///< validate every N updates
   int64_t log_every = 100;           ///< progress line every N updates
   int64_t patience = 0;              ///< early stop after N validations without improvement (0 = off)
-  std::string metric = "bleu";       ///< bleu | chrf | loss: what decides `best` and early stopping
+  std::string metric = "bleu";       ///< a registered metric (nmt-eval --help lists them) or loss:
+                                     ///< what decides `best` and early stopping
   int64_t keep_last = 0;             ///< also keep the last K step checkpoints
   int64_t valid_max_sentences = 0;   ///< translate only the first N validation sentences (0 = all)
   int64_t seed = 1;                  ///< data order, initialisation and dropout
@@ -67,16 +82,17 @@ struct Config {
   ModelConfig model;
   TrainConfig train;
 
-  /// Throws nmt::Error naming the first bad field.
+  /// Range checks of every field. Throws nmt::Error naming the first bad field.
   void validate() const;
 };
 
 /// JSON <-> Config. Unknown keys and wrong types are errors naming the key.
-/// Missing keys keep their defaults.
+/// Missing keys keep their defaults; old flat model keys are accepted (see above).
 Config config_from_json(const nlohmann::json& json, const std::string& origin);
 nlohmann::json config_to_json(const Config& config);
 Config load_config(const std::string& path);
-/// Applies "section.key=value" (value parsed as JSON, or taken as a string).
+/// Applies "section.key=value" or "model.family.key=value" (value parsed as JSON, or
+/// taken as a string). Old flat names (model.d_model) are accepted.
 void apply_override(Config& config, const std::string& assignment);
 
 }  // namespace nmt

@@ -22,6 +22,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "nmt/models/model.h"
@@ -37,6 +38,7 @@ struct SearchOptions {
   int max_length_extra = 10;      // ... counted without eos
   int min_length = 0;             // eos is forbidden before this many tokens
   bool keep_attention = false;    // hypotheses carry their attention (see Hypothesis)
+  std::string strategy;           // a registered strategy (strategy.h); empty: greedy for beam 1, else beam
 
   /// Throws nmt::Error naming the first bad field.
   void validate() const;

@@ -79,6 +79,10 @@ class Seq2SeqModel : public torch::nn::Module {
   virtual int64_t attention_layers() const { return 0; }
   /// The decoder layer whose head-mean is StepOutput::attention (-1 without layers).
   virtual int64_t alignment_layer() const { return -1; }
+  /// True if self_attention() returns weights (the Transformer).
+  virtual bool has_self_attention() const { return false; }
+  /// Longest sequence (source or target, with eos/bos) the model can take; 0 = no limit.
+  virtual int64_t max_positions() const { return 0; }
   /// Self-attention of every layer for a teacher-forced pair (same inputs as forward).
   /// Empty for families without self-attention (the RNNs).
   virtual SelfAttentionWeights self_attention(const torch::Tensor& source, const torch::Tensor& target_input) {

@@ -1,10 +1,37 @@
 #pragma once
+// The model families, by the name model.arch gives. Adding a family is a new folder
+// under models/ plus one line in registry.cpp; nmt-train --help, config validation and
+// checkpoint loading all go through this list.
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "nmt/base/config.h"
 #include "nmt/models/model.h"
 
 namespace nmt {
 
-/// Builds the model family named by config.arch with freshly initialised weights.
+struct ModelFamily {
+  std::string name;         ///< the value of model.arch
+  std::string description;  ///< one line, for --help
+  /// Checks the family's own settings (its config section); throws nmt::Error naming the
+  /// field. Vocabulary sizes are not checked here: they come from the tokenizers later.
+  std::function<void(const ModelConfig&)> validate;
+  /// A model with freshly initialised weights.
+  std::function<ModelPtr(const ModelConfig&)> build;
+};
+
+/// Every registered family, in registration order.
+const std::vector<ModelFamily>& model_families();
+/// Throws nmt::Error listing the registered names if `name` is not one of them.
+const ModelFamily& find_model_family(const std::string& name);
+std::vector<std::string> model_family_names();
+/// "gru, attention, transformer"
+std::string model_family_list();
+
+/// Validates config.arch and the family's settings (see ModelFamily::validate).
+void validate_model_config(const ModelConfig& config);
+/// Builds the family named by config.arch with freshly initialised weights.
 ModelPtr build_model(const ModelConfig& config);
 
 }  // namespace nmt

@@ -1,7 +1,8 @@
 #pragma once
-// Validation during training: teacher-forced loss and perplexity, and BLEU of greedy
-// translations (detokenized, sacreBLEU-compatible), plus chrF and exact-match rate
-// (BLEU is 0 for one-word sentences, such as the bundled German number words).
+// Validation during training: teacher-forced loss and perplexity, and every registered
+// metric (eval/metric.h: BLEU, chrF, exact match) of greedy translations, detokenized.
+// (BLEU is 0 for one-word sentences, such as the bundled German number words.)
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,10 +20,11 @@ struct ValidationSet {
 struct ValidationResult {
   double loss = 0;        ///< mean NLL per target token (no label smoothing)
   double perplexity = 0;
-  double bleu = 0;
-  double chrf = 0;
-  double exact_match = 0;  ///< percent of translations identical to the reference
+  std::map<std::string, double> scores;  ///< metric name -> score, for every registered metric
   long sentences = 0;
+
+  /// The score train.metric names, higher is better ("loss" gives -loss).
+  double metric(const std::string& name) const;
 };
 
 /// `max_sentences` > 0 translates only the first N sentences (loss uses all).

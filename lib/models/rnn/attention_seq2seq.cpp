@@ -1,9 +1,28 @@
 #include "nmt/models/rnn/attention_seq2seq.h"
 
+#include <algorithm>
+
+#include "nmt/base/error.h"
+
 namespace nmt {
 
+ModelFamily attention_family() {
+  return {"attention",
+          "bi-GRU encoder, GRU decoder with Bahdanau or Luong attention; settings in model.rnn",
+          [](const ModelConfig& config) {
+            validate_rnn_sizes(config.rnn);
+            if (config.rnn.hidden_dim % 2 != 0)
+              throw Error("invalid config: model.rnn.hidden_dim must be even for the bidirectional encoder");
+            const auto& kinds = RnnAttentionImpl::kinds();
+            if (std::find(kinds.begin(), kinds.end(), config.rnn.attention) == kinds.end())
+              throw Error("invalid config: model.rnn.attention must be bahdanau, dot, general or concat, not \"" +
+                          config.rnn.attention + "\"");
+          },
+          [](const ModelConfig& config) { return std::make_shared<AttentionSeq2Seq>(config); }};
+}
+
 AttentionSeq2Seq::AttentionSeq2Seq(const ModelConfig& config) : config_(config) {
-  const auto E = config.embedding_dim, H = config.hidden_dim, L = config.rnn_layers;
+  const auto E = config.rnn.embedding_dim, H = config.rnn.hidden_dim, L = config.rnn.layers;
   // Each direction gets H/2 so the memory is H wide, like the decoder (needed by dot).
   encoder_ = register_module(
       "encoder", RnnEncoder(config.source_vocab, E, H / 2, L, /*bidirectional=*/true, config.dropout));
@@ -11,9 +30,9 @@ AttentionSeq2Seq::AttentionSeq2Seq(const ModelConfig& config) : config_(config) 
   target_embedding_ = register_module(
       "target_embedding",
       torch::nn::Embedding(torch::nn::EmbeddingOptions(config.target_vocab, E).padding_idx(0)));
-  attention_ = register_module("attention", RnnAttention(config.attention, H, H));
+  attention_ = register_module("attention", RnnAttention(config.rnn.attention, H, H));
   const bool bahdanau = attention_->uses_previous_state();
-  const int64_t input_dim = E + (bahdanau ? H : 0) + (config.input_feeding ? H : 0);
+  const int64_t input_dim = E + (bahdanau ? H : 0) + (config.rnn.input_feeding ? H : 0);
   for (int64_t layer = 0; layer < L; ++layer)
     cells_.push_back(register_module("cell" + std::to_string(layer),
                                       torch::nn::GRUCell(layer == 0 ? input_dim : H, H)));
@@ -36,9 +55,9 @@ DecoderState AttentionSeq2Seq::initial_state(const EncoderOutput& encoded) {
   state.sentence["source_mask"] = encoded.source_mask;
   state.sentence["keys"] = attention_->project_keys(encoded.memory);
   state.hypothesis["hidden"] = torch::tanh(bridge_(encoded.extra.at("final")))
-                                   .view({B, config_.rnn_layers, config_.hidden_dim});
-  if (config_.input_feeding)
-    state.hypothesis["feed"] = torch::zeros({B, config_.hidden_dim}, encoded.memory.options());
+                                   .view({B, config_.rnn.layers, config_.rnn.hidden_dim});
+  if (config_.rnn.input_feeding)
+    state.hypothesis["feed"] = torch::zeros({B, config_.rnn.hidden_dim}, encoded.memory.options());
   return state;
 }
 
@@ -65,13 +84,13 @@ std::pair<torch::Tensor, torch::Tensor> AttentionSeq2Seq::advance(const torch::T
     std::tie(context, weights) = attention_(hidden.select(1, -1), keys, memory, mask);
     inputs.push_back(context);
   }
-  if (config_.input_feeding) inputs.push_back(state.hypothesis.at("feed"));
+  if (config_.rnn.input_feeding) inputs.push_back(state.hypothesis.at("feed"));
   hidden = run_cells(torch::cat(inputs, 1), hidden);
   const auto top = hidden.select(1, -1);
   if (!attention_->uses_previous_state()) std::tie(context, weights) = attention_(top, keys, memory, mask);
   const auto attentional = torch::tanh(combine_(torch::cat({top, context}, 1)));
   state.hypothesis["hidden"] = hidden;
-  if (config_.input_feeding) state.hypothesis["feed"] = attentional;
+  if (config_.rnn.input_feeding) state.hypothesis["feed"] = attentional;
   ++state.step;
   return {attentional, weights};
 }

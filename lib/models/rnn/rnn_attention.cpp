@@ -6,6 +6,11 @@
 
 namespace nmt {
 
+const std::vector<std::string>& RnnAttentionImpl::kinds() {
+  static const std::vector<std::string> names = {"bahdanau", "dot", "general", "concat"};
+  return names;
+}
+
 RnnAttentionImpl::RnnAttentionImpl(const std::string& kind, int64_t query_dim, int64_t memory_dim)
     : kind_(kind) {
   using torch::nn::Linear;

@@ -2,7 +2,14 @@
 
 #include <torch/nn/utils/rnn.h>
 
+#include "nmt/base/error.h"
+
 namespace nmt {
+
+void validate_rnn_sizes(const RnnConfig& config) {
+  if (config.embedding_dim <= 0 || config.hidden_dim <= 0 || config.layers <= 0)
+    throw Error("invalid config: model.rnn.embedding_dim, hidden_dim and layers must be positive");
+}
 
 RnnEncoderImpl::RnnEncoderImpl(int64_t vocab, int64_t embedding_dim, int64_t hidden_dim,
                                int64_t layers, bool bidirectional, double dropout)

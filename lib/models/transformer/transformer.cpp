@@ -17,19 +17,22 @@ void require(bool condition, const std::string& message) {
   if (!condition) throw Error("transformer: " + message);
 }
 
-void check_config(const ModelConfig& config) {
-  require(config.source_vocab > 0 && config.target_vocab > 0, "vocabulary sizes must be set");
-  require(config.d_model > 0 && config.ffn_dim > 0, "d_model and ffn_dim must be positive");
-  require(config.heads > 0 && config.d_model % config.heads == 0,
+// model.transformer.* and what depends on it; vocabulary sizes only once they are known.
+void check_settings(const ModelConfig& config) {
+  require(config.transformer.d_model > 0 && config.transformer.ffn_dim > 0, "d_model and ffn_dim must be positive");
+  require(config.transformer.heads > 0 && config.transformer.d_model % config.transformer.heads == 0,
           "d_model must be a multiple of heads");
-  require(config.encoder_layers > 0 && config.decoder_layers > 0,
+  require(config.transformer.encoder_layers > 0 && config.transformer.decoder_layers > 0,
           "encoder_layers and decoder_layers must be positive");
-  require(config.max_positions > 0, "max_positions must be positive");
-  require(!config.share_embeddings || config.source_vocab == config.target_vocab,
+  require(config.transformer.max_positions > 0, "max_positions must be positive");
+  require(config.transformer.attention_dropout >= 0 && config.transformer.attention_dropout < 1,
+          "attention_dropout must be in [0, 1)");
+  const bool vocab_known = config.source_vocab > 0 && config.target_vocab > 0;
+  require(!vocab_known || !config.transformer.share_embeddings || config.source_vocab == config.target_vocab,
           "share_embeddings needs equal source and target vocabularies (got " +
               std::to_string(config.source_vocab) + " and " +
               std::to_string(config.target_vocab) + ")");
-  uses_pre_norm(config);  // throws for an unknown norm
+  uses_pre_norm(config.transformer);  // throws for an unknown norm
 }
 
 // N(0, d_model^-0.5): after the sqrt(d_model) scaling, embeddings have unit variance,
@@ -48,33 +51,39 @@ std::string indexed(const std::string& name, size_t layer) {
 
 }  // namespace
 
+ModelFamily transformer_family() {
+  return {"transformer", "Transformer encoder-decoder (Vaswani et al. 2017); settings in model.transformer",
+          check_settings, [](const ModelConfig& config) { return std::make_shared<TransformerModel>(config); }};
+}
+
 TransformerModel::TransformerModel(const ModelConfig& config) : config_(config) {
-  check_config(config_);
+  require(config.source_vocab > 0 && config.target_vocab > 0, "vocabulary sizes must be set");
+  check_settings(config_);
   // StepOutput::attention comes from the penultimate decoder layer: alignment studies
   // (Garg et al. 2019, "Jointly Learning to Align and Translate with Transformer
   // Models") find it aligns best, the last layer being specialised for prediction.
-  alignment_layer_ = config_.decoder_layers >= 2 ? config_.decoder_layers - 2 : 0;
+  alignment_layer_ = config_.transformer.decoder_layers >= 2 ? config_.transformer.decoder_layers - 2 : 0;
   build_embeddings();
   // A buffer, not a parameter: fixed, but saved with the model and moved by .to().
   positions_ = register_buffer("positions",
-                               sinusoidal_positions(config_.max_positions, config_.d_model));
+                               sinusoidal_positions(config_.transformer.max_positions, config_.transformer.d_model));
   build_stacks();
 }
 
 void TransformerModel::build_embeddings() {
-  if (config_.share_embeddings) {
+  if (config_.transformer.share_embeddings) {
     // Registered once, so the optimiser sees (and updates) the matrix once.
     source_embedding_ =
-        register_module("embedding", make_embedding(config_.source_vocab, config_.d_model));
+        register_module("embedding", make_embedding(config_.source_vocab, config_.transformer.d_model));
     target_embedding_ = source_embedding_;
   } else {
     source_embedding_ = register_module("source_embedding",
-                                        make_embedding(config_.source_vocab, config_.d_model));
+                                        make_embedding(config_.source_vocab, config_.transformer.d_model));
     target_embedding_ = register_module("target_embedding",
-                                        make_embedding(config_.target_vocab, config_.d_model));
+                                        make_embedding(config_.target_vocab, config_.transformer.d_model));
   }
-  if (!config_.tie_output) {
-    auto weight = torch::empty({config_.target_vocab, config_.d_model});
+  if (!config_.transformer.tie_output) {
+    auto weight = torch::empty({config_.target_vocab, config_.transformer.d_model});
     torch::nn::init::xavier_uniform_(weight);
     output_weight_ = register_parameter("output_weight", weight);
   }
@@ -83,37 +92,37 @@ void TransformerModel::build_embeddings() {
 void TransformerModel::build_stacks() {
   encoder_ = register_module("encoder", torch::nn::ModuleList());
   decoder_ = register_module("decoder", torch::nn::ModuleList());
-  for (int64_t i = 0; i < config_.encoder_layers; ++i) {
-    encoder_layers_.emplace_back(config_);
+  for (int64_t i = 0; i < config_.transformer.encoder_layers; ++i) {
+    encoder_layers_.emplace_back(config_.transformer, config_.dropout);
     encoder_->push_back(encoder_layers_.back());
   }
-  for (size_t i = 0; i < static_cast<size_t>(config_.decoder_layers); ++i) {
-    decoder_layers_.emplace_back(config_);
+  for (size_t i = 0; i < static_cast<size_t>(config_.transformer.decoder_layers); ++i) {
+    decoder_layers_.emplace_back(config_.transformer, config_.dropout);
     decoder_->push_back(decoder_layers_.back());
     memory_keys_.push_back(indexed("memory_keys", i));
     memory_values_.push_back(indexed("memory_values", i));
     self_keys_.push_back(indexed("self_keys", i));
     self_values_.push_back(indexed("self_values", i));
   }
-  if (uses_pre_norm(config_)) {
-    auto options = torch::nn::LayerNormOptions({config_.d_model});
+  if (uses_pre_norm(config_.transformer)) {
+    auto options = torch::nn::LayerNormOptions({config_.transformer.d_model});
     encoder_norm_ = register_module("encoder_norm", torch::nn::LayerNorm(options));
     decoder_norm_ = register_module("decoder_norm", torch::nn::LayerNorm(options));
   }
 }
 
 torch::Tensor TransformerModel::output_weight() const {
-  return config_.tie_output ? target_embedding_->weight : output_weight_;
+  return config_.transformer.tie_output ? target_embedding_->weight : output_weight_;
 }
 
 torch::Tensor TransformerModel::embed(const torch::nn::Embedding& embedding,
                                       const torch::Tensor& ids, int64_t offset) {
   const auto length = ids.size(1);
-  require(offset + length <= config_.max_positions,
+  require(offset + length <= config_.transformer.max_positions,
           "sequence of " + std::to_string(offset + length) + " positions exceeds max_positions " +
-              std::to_string(config_.max_positions));
+              std::to_string(config_.transformer.max_positions));
   auto x = torch::embedding(embedding->weight, ids, kPadId)
-               .mul_(std::sqrt(static_cast<double>(config_.d_model)))
+               .mul_(std::sqrt(static_cast<double>(config_.transformer.d_model)))
                .add_(positions_.narrow(0, offset, length));  // [T, D] broadcast over B
   return is_training() && config_.dropout > 0 ? torch::dropout(x, config_.dropout, true) : x;
 }
@@ -145,7 +154,7 @@ DecoderState TransformerModel::initial_state(const EncoderOutput& encoded) {
     state.sentence["source_bias"] = padding_bias(encoded.source_mask, memory.scalar_type());
   }
   // Same (immutable) empty cache for every layer: step() replaces, never mutates, entries.
-  auto empty = torch::zeros({memory.size(0), config_.heads, 0, config_.d_model / config_.heads},
+  auto empty = torch::zeros({memory.size(0), config_.transformer.heads, 0, config_.transformer.d_model / config_.transformer.heads},
                             memory.options());
   for (size_t i = 0; i < decoder_layers_.size(); ++i) {
     auto projected = decoder_layers_[i]->project_memory(memory);

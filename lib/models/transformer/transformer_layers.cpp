@@ -16,7 +16,7 @@ torch::nn::LayerNorm layer_norm(int64_t d_model) {
 
 }  // namespace
 
-bool uses_pre_norm(const ModelConfig& config) {
+bool uses_pre_norm(const TransformerConfig& config) {
   if (config.norm == "pre") return true;
   if (config.norm == "post") return false;
   throw Error("transformer: norm must be \"pre\" or \"post\", got \"" + config.norm + "\"");
@@ -60,8 +60,8 @@ torch::Tensor ResidualBlock::drop(const torch::Tensor& x, bool training) const {
 
 // --- EncoderLayer -----------------------------------------------------------
 
-EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config)
-    : residual_(uses_pre_norm(config), config.dropout) {
+EncoderLayerImpl::EncoderLayerImpl(const TransformerConfig& config, double dropout)
+    : residual_(uses_pre_norm(config), dropout) {
   self_attention_ = register_module(
       "self_attention", SelfAttention(config.d_model, config.heads, config.attention_dropout));
   feed_forward_ = register_module("feed_forward", FeedForward(config.d_model, config.ffn_dim));
@@ -83,8 +83,8 @@ torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x, const torch::Ten
 
 // --- DecoderLayer -----------------------------------------------------------
 
-DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& config)
-    : residual_(uses_pre_norm(config), config.dropout) {
+DecoderLayerImpl::DecoderLayerImpl(const TransformerConfig& config, double dropout)
+    : residual_(uses_pre_norm(config), dropout) {
   self_attention_ = register_module(
       "self_attention", SelfAttention(config.d_model, config.heads, config.attention_dropout));
   cross_attention_ = register_module(

@@ -15,10 +15,14 @@
 
 #include "nmt/base/config.h"
 #include "nmt/models/model.h"
+#include "nmt/models/registry.h"
 #include "nmt/models/rnn/rnn_attention.h"
 #include "nmt/models/rnn/rnn_encoder.h"
 
 namespace nmt {
+
+/// The registry entry: name "attention", settings in model.rnn.
+ModelFamily attention_family();
 
 class AttentionSeq2Seq : public Seq2SeqModel {
  public:

@@ -9,9 +9,13 @@
 
 #include "nmt/base/config.h"
 #include "nmt/models/model.h"
+#include "nmt/models/registry.h"
 #include "nmt/models/rnn/rnn_encoder.h"
 
 namespace nmt {
+
+/// The registry entry: name "gru", settings in model.rnn.
+ModelFamily gru_family();
 
 class GruSeq2Seq : public Seq2SeqModel {
  public:

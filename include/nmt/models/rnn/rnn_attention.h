@@ -5,6 +5,7 @@
 #include <torch/nn/modules/linear.h>
 
 #include <string>
+#include <vector>
 
 namespace nmt {
 
@@ -18,6 +19,8 @@ class RnnAttentionImpl : public torch::nn::Module {
   /// -> context [B, D], weights [B, S] (zero at padding, rows sum to 1).
   std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& query, const torch::Tensor& keys,
                                                   const torch::Tensor& memory, const torch::Tensor& mask);
+  /// The kinds the constructor accepts.
+  static const std::vector<std::string>& kinds();
   /// Bahdanau attends with the previous decoder state; Luong's kinds with the current one.
   bool uses_previous_state() const { return kind_ == "bahdanau"; }
 

@@ -4,7 +4,12 @@
 #include <torch/nn/modules/rnn.h>
 #include <torch/nn/modules/dropout.h>
 
+#include "nmt/base/config.h"
+
 namespace nmt {
+
+/// Checks the sizes in model.rnn that both RNN families use; throws nmt::Error naming the field.
+void validate_rnn_sizes(const RnnConfig& config);
 
 struct RnnEncoderOutput {
   torch::Tensor states;  ///< [B, S, directions * hidden], zeros at padding

@@ -19,9 +19,13 @@
 
 #include "nmt/base/config.h"
 #include "nmt/models/model.h"
+#include "nmt/models/registry.h"
 #include "nmt/models/transformer/transformer_layers.h"
 
 namespace nmt {
+
+/// The registry entry: name "transformer", its settings check and constructor.
+ModelFamily transformer_family();
 
 class TransformerModel : public Seq2SeqModel {
  public:
@@ -40,7 +44,9 @@ class TransformerModel : public Seq2SeqModel {
   ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
   SelfAttentionWeights self_attention(const torch::Tensor& source, const torch::Tensor& target_input) override;
 
-  int64_t attention_layers() const override { return config_.decoder_layers; }
+  int64_t attention_layers() const override { return config_.transformer.decoder_layers; }
+  bool has_self_attention() const override { return true; }
+  int64_t max_positions() const override { return config_.transformer.max_positions; }
   /// Decoder layer whose head-mean cross-attention is StepOutput::attention.
   int64_t alignment_layer() const override { return alignment_layer_; }
 

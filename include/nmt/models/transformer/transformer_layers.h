@@ -22,7 +22,7 @@
 namespace nmt {
 
 /// True for norm "pre", false for "post"; throws nmt::Error for anything else.
-bool uses_pre_norm(const ModelConfig& config);
+bool uses_pre_norm(const TransformerConfig& config);
 
 /// PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(pos / 10000^(2i/D)).
 /// Shape: -> [positions, dim] float.
@@ -65,7 +65,7 @@ class ResidualBlock {
 /// Self-attention over the source, then the FFN.
 class EncoderLayerImpl : public torch::nn::Module {
  public:
-  explicit EncoderLayerImpl(const ModelConfig& config);
+  EncoderLayerImpl(const TransformerConfig& config, double dropout);
   /// Shape: x [B, S, D], source_bias [B, 1, 1, S] -> [B, S, D]. With `weights`, the
   /// self-attention weights [B, H, S, S] are stored there (attention export).
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& source_bias,
@@ -89,7 +89,7 @@ struct DecoderLayerOutput {
 /// Masked self-attention, encoder-decoder attention, then the FFN.
 class DecoderLayerImpl : public torch::nn::Module {
  public:
-  explicit DecoderLayerImpl(const ModelConfig& config);
+  DecoderLayerImpl(const TransformerConfig& config, double dropout);
   /// This layer's cross-attention keys/values; computed once per source sentence.
   /// Shape: memory [B, S, D] -> [B, H, S, dk] each.
   KeyValue project_memory(const torch::Tensor& memory);

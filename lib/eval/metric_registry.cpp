@@ -1,0 +1,60 @@
+#include <cstdio>
+#include <stdexcept>
+
+#include "nmt/base/error.h"
+#include "nmt/eval/metric.h"
+#include "nmt/eval/metrics.h"
+
+namespace nmt {
+namespace {
+
+MetricScore bleu(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references) {
+  const auto result = corpus_bleu(hypotheses, references);
+  return {result.score, result.format() + " | " + bleu_signature()};
+}
+
+MetricScore chrf(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references) {
+  const auto result = corpus_chrf(hypotheses, references);
+  return {result.score, result.format() + " | " + chrf_signature()};
+}
+
+MetricScore exact_match(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references) {
+  const double rate = exact_match_rate(hypotheses, references);
+  char summary[96];
+  std::snprintf(summary, sizeof summary, "exact match = %.2f%% of %zu lines", rate, hypotheses.size());
+  return {rate, summary};
+}
+
+}  // namespace
+
+const std::vector<Metric>& metrics() {
+  static const std::vector<Metric> registered = {
+      {"bleu", "BLEU", "corpus BLEU as sacreBLEU 2.x computes it (13a, exp smoothing)", bleu},
+      {"chrf", "chrF", "chrF2 as sacreBLEU 2.x computes it (character order 6)", chrf},
+      {"exact_match", "exact", "percent of lines identical to the reference", exact_match},
+  };
+  return registered;
+}
+
+const Metric& find_metric(const std::string& name) {
+  for (const auto& metric : metrics())
+    if (metric.name == name) return metric;
+  throw Error("unknown metric \"" + name + "\" (expected " + metric_list() + ")");
+}
+
+std::string metric_list() {
+  std::string list;
+  for (const auto& metric : metrics()) list += (list.empty() ? "" : ", ") + metric.name;
+  return list;
+}
+
+double exact_match_rate(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references) {
+  if (hypotheses.size() != references.size())
+    throw std::invalid_argument("exact match: hypotheses and references differ in length");
+  if (hypotheses.empty()) return 0.0;
+  size_t exact = 0;
+  for (size_t i = 0; i < hypotheses.size(); ++i) exact += hypotheses[i] == references[i];
+  return 100.0 * static_cast<double>(exact) / static_cast<double>(hypotheses.size());
+}
+
+}  // namespace nmt

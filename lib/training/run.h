@@ -1,0 +1,67 @@
+#pragma once
+// The state of one nmt-train run, shared by the files of the trainer: run_setup.cpp
+// (fresh start, resume, data, checkpoints), rank_sync.cpp (what data-parallel ranks
+// exchange) and trainer.cpp (the loop). Private to lib/training/.
+#include <torch/optim/adam.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "nmt/text/corpus.h"
+#include "nmt/text/tokenizer.h"
+#include "nmt/training/distributed.h"
+#include "nmt/training/schedule.h"
+#include "nmt/training/trainer.h"
+#include "nmt/training/training_log.h"
+#include "nmt/training/validation.h"
+
+namespace nmt::training_run {
+
+// Everything that changes while training and must survive a resume.
+struct Progress {
+  int64_t step = 0;            // updates done
+  int64_t epoch = 0;           // current epoch (0-based)
+  int64_t batch_in_epoch = 0;  // next batch of the current epoch
+  double best_metric = 0;
+  bool has_best = false;
+  int64_t bad_validations = 0;
+  double elapsed_seconds = 0;  // over all sessions
+};
+
+struct Run {
+  TrainerOptions options;
+  Config config;
+  torch::Device device{torch::kCPU};
+  std::optional<Tokenizer> source_tokenizer, target_tokenizer;
+  EncodedCorpus train;
+  ValidationSet valid;
+  ModelPtr model;
+  std::unique_ptr<torch::optim::Adam> optimizer;
+  std::unique_ptr<LearningRateSchedule> schedule;
+  Progress progress;
+  std::unique_ptr<TrainingLog> log;
+  std::unique_ptr<ProcessGroup> group;  // a no-op group of one without --world-size
+
+  std::string path(const std::string& name) const { return options.model_dir + "/" + name; }
+  // Rank 0 alone validates, logs and writes the model directory.
+  bool is_main() const { return group->is_main(); }
+};
+
+/// Writes DIR/name: the model file, plus the optimizer, progress and RNG with the training state.
+void save(Run& run, const std::string& name, bool with_training_state);
+/// Tokenizers, config (validated), a freshly initialised model and the optimizer.
+void start_fresh(Run& run);
+/// Everything from DIR/last.pt (on ranks other than 0, from rank 0's copy).
+void resume(Run& run);
+/// Reads and encodes the training corpus (and on rank 0 the validation set).
+void load_data(Run& run);
+
+/// Checks that the ranks agree on config, tokenizers and corpus; gives all rank 0's weights.
+void synchronise_ranks(Run& run);
+/// Every rank takes rank 0's schedule state after a validation.
+void share_validation_outcome(Run& run);
+/// Sums the gradients of all ranks.
+void sum_gradients(Run& run);
+
+}  // namespace nmt::training_run

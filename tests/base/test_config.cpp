@@ -1,0 +1,107 @@
+// The config: JSON round trip, the family sections, the old flat format, overrides.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "nmt/base/config.h"
+#include "nmt/base/error.h"
+#include "support/test_util.h"
+
+using nmt::Config;
+using nlohmann::json;
+
+namespace {
+
+// configs/transformer.json and configs/attention.json as main wrote them before the family
+// sections (commit 896ef85): every model key directly under "model".
+const json kFlatTransformer = json::parse(R"({
+  "model": {"arch": "transformer", "d_model": 256, "heads": 4, "ffn_dim": 1024, "encoder_layers": 3,
+            "decoder_layers": 3, "norm": "pre", "dropout": 0.1, "attention_dropout": 0.1,
+            "share_embeddings": true, "tie_output": true, "max_positions": 512},
+  "train": {"batch_tokens": 4096, "learning_rate": 0.001, "warmup_steps": 400}})");
+const json kFlatAttention = json::parse(R"({
+  "model": {"arch": "attention", "embedding_dim": 256, "hidden_dim": 512, "rnn_layers": 2,
+            "attention": "general", "input_feeding": false, "dropout": 0.3}})");
+
+}  // namespace
+
+TEST_CASE("old flat configs load into the family sections", "[config]") {
+  const auto transformer = nmt::config_from_json(kFlatTransformer, "old.json");
+  CHECK(transformer.model.arch == "transformer");
+  CHECK(transformer.model.transformer.d_model == 256);
+  CHECK(transformer.model.transformer.ffn_dim == 1024);
+  CHECK(transformer.model.transformer.attention_dropout == 0.1);
+  CHECK(transformer.model.transformer.share_embeddings);
+  CHECK(transformer.model.transformer.max_positions == 512);
+  CHECK(transformer.train.warmup_steps == 400);
+
+  const auto attention = nmt::config_from_json(kFlatAttention, "old.json");
+  CHECK(attention.model.rnn.embedding_dim == 256);
+  CHECK(attention.model.rnn.layers == 2);
+  CHECK(attention.model.rnn.attention == "general");
+  CHECK(!attention.model.rnn.input_feeding);
+  CHECK(attention.model.dropout == 0.3);
+
+  // Saved in the new form, which loads to the same config.
+  const auto saved = nmt::config_to_json(transformer);
+  CHECK(saved["model"]["transformer"]["d_model"] == 256);
+  CHECK(!saved["model"].contains("d_model"));
+  CHECK(nmt::config_to_json(nmt::config_from_json(saved, "new.json")) == saved);
+}
+
+TEST_CASE("the presets in configs/ are in the sectioned form and load", "[config]") {
+  for (const char* name : {"transformer", "attention", "gru", "numbers-attention", "numbers-gru", "numbers-transformer"}) {
+    const auto path = nmt::test::source_path(std::string("configs/") + name + ".json");
+    const auto config = nmt::load_config(path);
+    CHECK_NOTHROW(config.validate());
+    std::ifstream in(path);
+    const auto model = json::parse(in)["model"];
+    CHECK(!model.contains("d_model"));
+    CHECK(!model.contains("hidden_dim"));
+  }
+}
+
+TEST_CASE("a key given both in the old and the new place is an error", "[config]") {
+  auto both = kFlatTransformer;
+  both["model"]["transformer"] = {{"d_model", 128}};
+  CHECK_THROWS_WITH(nmt::config_from_json(both, "x.json"),
+                    Catch::Contains("\"d_model\" and \"transformer.d_model\" both given"));
+}
+
+TEST_CASE("unknown keys and wrong types name the full key", "[config]") {
+  CHECK_THROWS_WITH(nmt::config_from_json(json::parse(R"({"model": {"transformer": {"width": 3}}})"), "x.json"),
+                    Catch::Contains("x.json: model.transformer: unknown key \"width\""));
+  CHECK_THROWS_WITH(nmt::config_from_json(json::parse(R"({"model": {"rnn": {"layers": "two"}}})"), "x.json"),
+                    Catch::Contains("model.rnn.layers: expected an integer"));
+  CHECK_THROWS_WITH(nmt::config_from_json(json::parse(R"({"model": {"rnn": 3}})"), "x.json"),
+                    Catch::Contains("model.rnn: expected a JSON object"));
+}
+
+TEST_CASE("overrides take new and old key names", "[config]") {
+  Config config;
+  nmt::apply_override(config, "model.transformer.d_model=512");
+  CHECK(config.model.transformer.d_model == 512);
+  nmt::apply_override(config, "model.d_model=128");  // the old flat name
+  CHECK(config.model.transformer.d_model == 128);
+  nmt::apply_override(config, "model.rnn_layers=3");
+  CHECK(config.model.rnn.layers == 3);
+  nmt::apply_override(config, "model.arch=gru");  // bare words are strings
+  CHECK(config.model.arch == "gru");
+  nmt::apply_override(config, "train.learning_rate=0.01");
+  CHECK(config.train.learning_rate == 0.01);
+  CHECK_THROWS_WITH(nmt::apply_override(config, "model.transformer=3"), Catch::Contains("is a section"));
+  CHECK_THROWS_WITH(nmt::apply_override(config, "model.transformer.width=3"),
+                    Catch::Contains("unknown key model.transformer.width"));
+  CHECK_THROWS_WITH(nmt::apply_override(config, "model.rnn.layers=x"), Catch::Contains("expected an integer"));
+  CHECK_THROWS_WITH(nmt::apply_override(config, "nodot=1"), Catch::Contains("not of the form"));
+  CHECK(config.model.rnn.layers == 3);  // a failed override changes nothing
+}
+
+TEST_CASE("range checks name the field", "[config]") {
+  Config config;
+  config.train.batch_tokens = 0;
+  CHECK_THROWS_WITH(config.validate(), Catch::Contains("train.batch_tokens must be positive"));
+  config = Config{};
+  config.model.dropout = 1.0;
+  CHECK_THROWS_WITH(config.validate(), Catch::Contains("model.dropout"));
+}

@@ -1,0 +1,104 @@
+// Checkpoints written by main before the layout change (tests/fixtures/main-896ef85: flat
+// config, every family) still load, give the same log-probs and translations, and resume.
+#include <catch2/catch.hpp>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "nmt/decoding/search.h"
+#include "nmt/decoding/translator.h"
+#include "nmt/models/checkpoint.h"
+#include "nmt/text/batching.h"
+#include "nmt/training/trainer.h"
+#include "support/test_util.h"
+
+using namespace nmt;
+
+namespace {
+
+std::string fixture(const std::string& name) { return test::source_path("tests/fixtures/main-896ef85/" + name); }
+
+nlohmann::json expected_results() {
+  std::ifstream in(fixture("expected.json"));
+  return nlohmann::json::parse(in);
+}
+
+std::string checkpoint_of(const std::string& family) {
+  return fixture(family == "transformer" ? "transformer-last.pt" : family + ".pt");
+}
+
+}  // namespace
+
+TEST_CASE("old checkpoints load into the sectioned config", "[checkpoint][compat]") {
+  const auto transformer = load_model(checkpoint_of("transformer"));
+  CHECK(transformer.config.model.arch == "transformer");
+  CHECK(transformer.config.model.transformer.d_model == 32);
+  CHECK(transformer.config.model.transformer.encoder_layers == 1);
+  CHECK(transformer.config.model.transformer.decoder_layers == 2);
+  CHECK(transformer.config.model.transformer.max_positions == 128);
+  CHECK(transformer.model->max_positions() == 128);
+  const auto gru = load_model(checkpoint_of("gru"));
+  CHECK(gru.config.model.rnn.layers == 2);
+  CHECK(gru.config.model.rnn.hidden_dim == 32);
+  const auto attention = load_model(checkpoint_of("attention"));
+  CHECK(attention.config.model.rnn.attention == "bahdanau");
+}
+
+TEST_CASE("old checkpoints score and translate as they did", "[checkpoint][compat]") {
+  const auto expected = expected_results();
+  for (const std::string family : {"gru", "attention", "transformer"}) {
+    SECTION(family) {
+      torch::NoGradGuard no_grad;
+      auto loaded = load_model(checkpoint_of(family));
+      TranslateOptions options;
+      options.search.beam = 3;
+      options.search.nbest = 2;
+      Translator translator(loaded, options, torch::kCPU);
+      std::vector<std::string> sources;
+      for (const auto& row : expected[family]) sources.push_back(row["source"]);
+      const auto translations = translator.translate(sources);
+      for (size_t line = 0; line < sources.size(); ++line) {
+        const auto& hypotheses = expected[family][line]["hypotheses"];
+        REQUIRE(translations[line].hypotheses.size() == hypotheses.size());
+        const auto source_ids = loaded.source_tokenizer.encode(sources[line]);
+        const std::vector<const std::vector<int>*> rows{&source_ids};
+        const auto source = pad_sequences(rows, -1, SpecialIds::kEos);
+        for (size_t k = 0; k < hypotheses.size(); ++k) {
+          const auto ids = hypotheses[k]["ids"].get<std::vector<int>>();
+          const auto old_log_probs = hypotheses[k]["token_log_probs"].get<std::vector<float>>();
+          // Forced decoding of the old hypothesis: the same per-token log-probs.
+          const auto forced = force_decode(*loaded.model, source, ids, false);
+          const size_t scored = hypotheses[k]["finished"] ? ids.size() + 1 : ids.size();
+          REQUIRE(forced.token_log_probs.size() >= scored);
+          for (size_t t = 0; t < scored; ++t) CHECK(forced.token_log_probs[t] == Approx(old_log_probs[t]).margin(1e-4));
+          // And today's search finds the same hypotheses with the same scores.
+          CHECK(translations[line].hypotheses[k].tokens == ids);
+          CHECK(translations[line].texts[k] == hypotheses[k]["text"].get<std::string>());
+          CHECK(translations[line].hypotheses[k].score == Approx(hypotheses[k]["score"].get<double>()).margin(1e-4));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("an old last.pt resumes training", "[checkpoint][compat][trainer]") {
+  test::ScratchDir dir;
+  std::filesystem::create_directories(dir.file("run"));
+  std::filesystem::copy_file(checkpoint_of("transformer"), dir.file("run/last.pt"));
+  TrainerOptions options;
+  options.train_source = test::source_path("data/numbers/train.en");
+  options.train_target = test::source_path("data/numbers/train.de");
+  options.valid_source = test::source_path("data/numbers/valid.en");
+  options.valid_target = test::source_path("data/numbers/valid.de");
+  options.model_dir = dir.file("run");
+  options.quiet = true;
+  options.config.train.max_steps = 42;
+  options.config.train.valid_every = 1000;  // only the final validation
+  options.override_limits = true;
+  const auto result = train(options);
+  CHECK(result.steps == 42);
+  const auto resumed = load_model(dir.file("run/last.pt"));
+  CHECK(resumed.config.model.transformer.d_model == 32);
+  CHECK(resumed.config.train.max_steps == 42);
+}
