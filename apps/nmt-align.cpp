@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
       if (problem.empty() && !targets.empty()) {
         if (auto bad = blank_or_bad(targets[i]); !bad.empty()) problem = target_path + ": " + bad;
       }
-      if (problem.empty() && targets.empty() && translations[i].hypotheses.empty()) problem = translations[i].warning;
+      if (problem.empty() && targets.empty() && translations[i].hypotheses.empty())
+        problem = translations[i].warning.empty() ? "no translation" : translations[i].warning;
       if (!problem.empty()) {
         std::cerr << "nmt-align: warning: line " << line << ": " << problem << std::endl;
         objects.push_back(nmt::skipped_line(line, mode, problem));

@@ -33,7 +33,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-time", max_time, "Stop after MINUTES of training (train.max_time_minutes)");
   app.add_option("--seed", seed, "Random seed (train.seed)");
   app.add_option("--device", options.device, "cpu or cuda")->capture_default_str();
-  app.add_flag("--resume", options.resume, "Continue from MODEL_DIR/last.pt (also automatic when it exists)");
+  app.add_flag("--resume", options.resume,
+               "Continue from MODEL_DIR/last.pt (also automatic when it exists). A resumed run keeps its stored "
+               "config: limits given here (--max-steps, --max-epochs, --max-time) replace just those; any other "
+               "change (--config, --set, --arch, --seed differing from the stored config) is an error");
   app.add_option("--set", overrides,
                  "Override any config field: section.key=value, e.g. train.learning_rate=0.001 or "
                  "model.transformer.d_model=512 (repeatable)");
@@ -60,7 +63,10 @@ int main(int argc, char** argv) {
     if (max_epochs >= 0) config.train.max_epochs = max_epochs;
     if (max_time >= 0) config.train.max_time_minutes = max_time;
     if (seed >= 0) config.train.seed = seed;
-    options.override_limits = max_steps >= 0 || max_epochs >= 0 || max_time >= 0;
+    if (max_steps >= 0) options.max_steps = max_steps;
+    if (max_epochs >= 0) options.max_epochs = max_epochs;
+    if (max_time >= 0) options.max_time_minutes = max_time;
+    options.config_given = !config_path.empty() || !arch.empty() || !overrides.empty() || seed >= 0;
     auto& distributed = options.distributed;
     distributed = nmt::distributed_options_from_environment();
     if (world_size >= 0) distributed.world_size = world_size;

@@ -11,6 +11,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev catch2
   libgoogle-perftools-dev
   libgloo-dev
+  zlib1g-dev  # CRC-32 of checkpoints
   chromium time python3  # tests: HTML heatmap in a headless browser; bench: peak memory
 )
 

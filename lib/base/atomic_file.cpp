@@ -1,13 +1,17 @@
 #include "nmt/base/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "nmt/base/error.h"
@@ -15,27 +19,39 @@
 namespace nmt {
 namespace {
 
-void write_all(const std::string& path, const std::string& contents) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw Error("cannot write " + path + ": " + std::strerror(errno));
+// Writes everything to an open descriptor; returns 0 or the errno of the failure.
+int write_fd(int fd, const std::string& contents) {
   size_t written = 0;
   while (written < contents.size()) {
     const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int saved = errno;
-      ::close(fd);
-      ::unlink(path.c_str());
-      throw Error("cannot write " + path + ": " + std::strerror(saved));
-    }
+    if (n < 0) return errno;
     written += static_cast<size_t>(n);
   }
+  return 0;
+}
+
+void write_all(const std::string& path, const std::string& contents) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw Error("cannot write " + path + ": " + std::strerror(errno));
+  int failure = write_fd(fd, contents);
   // fsync before rename: after a crash the file is either old or complete.
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const int saved = errno;
+  if (failure == 0 && ::fsync(fd) != 0) failure = errno;
+  if (::close(fd) != 0 && failure == 0) failure = errno;
+  if (failure != 0) {
     ::unlink(path.c_str());
-    throw Error("cannot write " + path + ": " + std::strerror(saved));
+    throw Error("cannot write " + path + ": " + std::strerror(failure));
   }
+}
+
+// A FIFO, a terminal or a device is written as it is: replacing it by a regular file
+// would break whoever reads it (and /dev/full must report its error).
+void write_in_place(const std::string& path, const std::string& contents) {
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  if (fd < 0) throw Error("cannot write " + path + ": " + std::strerror(errno));
+  int failure = write_fd(fd, contents);
+  if (::close(fd) != 0 && failure == 0) failure = errno;
+  if (failure != 0) throw Error("cannot write " + path + ": " + std::strerror(failure));
 }
 
 void rename_or_throw(const std::string& from, const std::string& to) {
@@ -53,6 +69,22 @@ std::string temporary_path_for(const std::string& path) {
   return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
 }
 
+std::vector<std::string> remove_stale_temporaries(const std::string& directory) {
+  static const std::regex temporary_name(R"(.+\.tmp\.([0-9]+)\.[0-9]+)");
+  std::vector<std::string> removed;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+    const auto name = entry.path().filename().string();
+    std::smatch match;
+    if (!entry.is_regular_file(error) || !std::regex_match(name, match, temporary_name)) continue;
+    const auto pid = static_cast<pid_t>(std::stoll(match[1].str()));
+    // kill(pid, 0) fails with ESRCH only when no such process exists.
+    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    if (std::filesystem::remove(entry.path(), error)) removed.push_back(name);
+  }
+  return removed;
+}
+
 std::string read_file(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open " + what + " " + path);
@@ -61,10 +93,27 @@ std::string read_file(const std::string& path, const std::string& what) {
   return bytes.str();
 }
 
+std::string resolve_write_target(const std::string& path) {
+  std::error_code error;
+  const auto status = std::filesystem::symlink_status(path, error);
+  if (error || status.type() != std::filesystem::file_type::symlink) return path;
+  // A symlink is followed: its target is what the user means, and must not go stale.
+  const auto target = std::filesystem::weakly_canonical(path, error);
+  if (error) throw Error("cannot write " + path + ": cannot resolve the symbolic link: " + error.message());
+  return target.string();
+}
+
 void write_file_atomically(const std::string& path, const std::string& contents) {
-  const auto temporary = temporary_path_for(path);
+  const auto target = resolve_write_target(path);
+  struct stat info;
+  if (::stat(target.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    if (S_ISDIR(info.st_mode)) throw Error("cannot write " + path + ": it is a directory");
+    write_in_place(target, contents);
+    return;
+  }
+  const auto temporary = temporary_path_for(target);
   write_all(temporary, contents);
-  rename_or_throw(temporary, path);
+  rename_or_throw(temporary, target);
 }
 
 AtomicFileGroup::~AtomicFileGroup() {
@@ -72,9 +121,13 @@ AtomicFileGroup::~AtomicFileGroup() {
 }
 
 void AtomicFileGroup::write(const std::string& path, const std::string& contents) {
-  const auto temporary = temporary_path_for(path);
+  const auto target = resolve_write_target(path);
+  struct stat info;
+  if (::stat(target.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+    throw Error("cannot write " + path + ": not a regular file");
+  const auto temporary = temporary_path_for(target);
   write_all(temporary, contents);
-  pending_.emplace_back(temporary, path);
+  pending_.emplace_back(temporary, target);
 }
 
 void AtomicFileGroup::commit() {

@@ -6,6 +6,10 @@
 #include <iostream>
 #include <thread>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 #include "nmt/base/error.h"
 #include "nmt_version.h"
 
@@ -35,11 +39,14 @@ int run(CLI::App& app, CommonOptions& options, int argc, char** argv,
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);  // prints help/version or the usage error
+    const int code = app.exit(e);  // prints help/version or the usage error
+    return code == 0 ? 0 : kExitUsage;
   }
   try {
     apply_threads(options.threads);
-    return body();
+    const int code = body();
+    check_stdout();
+    return code;
   } catch (const Error& e) {
     std::cerr << tool << ": error: " << e.what() << std::endl;
   } catch (const c10::Error& e) {
@@ -47,7 +54,16 @@ int run(CLI::App& app, CommonOptions& options, int argc, char** argv,
   } catch (const std::exception& e) {
     std::cerr << tool << ": error: " << e.what() << std::endl;
   }
-  return 1;
+  return kExitFailure;
+}
+
+void check_stdout() {
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  if (flushed && std::cout.good() && !std::ferror(stdout)) return;
+  const int reason = errno;
+  throw Error(std::string("cannot write stdout: ") + (reason != 0 ? std::strerror(reason) : "write error"));
 }
 
 }  // namespace nmt::cli

@@ -72,6 +72,7 @@ void visit(TrainConfig& c, Visitor&& v) {
   v("patience", c.patience);
   v("metric", c.metric);
   v("keep_last", c.keep_last);
+  v("save_every", c.save_every);
   v("valid_max_sentences", c.valid_max_sentences);
   v("seed", c.seed);
 }
@@ -186,10 +187,14 @@ void Config::validate() const {
   require(t.schedule == "constant" || t.schedule == "noam" || t.schedule == "plateau",
           "train.schedule must be constant, noam or plateau");
   require(t.warmup_steps >= 0, "train.warmup_steps must be >= 0");
+  require(t.schedule != "noam" || t.warmup_steps > 0,
+          "train.warmup_steps must be > 0 with schedule noam (its rate is peak * min(step / warmup, "
+          "sqrt(warmup / step))); use schedule constant for a fixed rate");
   require(t.label_smoothing >= 0 && t.label_smoothing < 1, "train.label_smoothing must be in [0, 1)");
   require(t.clip_norm >= 0, "train.clip_norm must be >= 0");
   require(t.valid_every > 0 && t.log_every > 0, "train.valid_every and train.log_every must be positive");
   require(!t.metric.empty(), "train.metric is empty");
+  require(t.keep_last >= 0 && t.save_every >= 0, "train.keep_last and train.save_every must be >= 0");
   require(t.max_steps >= 0 && t.max_epochs >= 0 && t.max_time_minutes >= 0, "limits must be >= 0");
 }
 

@@ -13,17 +13,6 @@
 namespace nmt {
 namespace {
 
-// A model's position limit (the Transformer's positional table) bounds both sides.
-int64_t input_limit_for(const Seq2SeqModel& model, const TranslateOptions& options) {
-  int64_t limit = options.max_input_tokens;
-  const int64_t positions = model.max_positions();
-  if (positions == 0) return limit;
-  // eos on the source; bos + max target length + eos on the target side.
-  while (limit > 1 && (limit + 1 > positions || max_target_length(limit, options.search) + 2 > positions))
-    --limit;
-  return limit;
-}
-
 // Splits length-sorted translations into batches by sentence count or padded tokens.
 std::vector<std::vector<Translation*>> make_search_batches(std::vector<Translation*> sorted,
                                                            const TranslateOptions& options) {
@@ -49,6 +38,15 @@ std::vector<std::vector<Translation*>> make_search_batches(std::vector<Translati
 
 }  // namespace
 
+int64_t input_token_limit(const Seq2SeqModel& model, const SearchOptions& search, int64_t requested) {
+  const int64_t positions = model.max_positions();
+  if (positions == 0) return requested;
+  int64_t limit = requested > 0 ? requested : positions;
+  // eos on the source; bos + max target length + eos on the target side.
+  while (limit > 1 && (limit + 1 > positions || max_target_length(limit, search) + 2 > positions)) --limit;
+  return limit;
+}
+
 void TranslateOptions::validate() const {
   search.validate();
   strategy_for(search);  // throws for an unknown strategy
@@ -65,7 +63,7 @@ const std::string& Translation::best_text() const {
 Translator::Translator(LoadedModel model, TranslateOptions options, const torch::Device& device)
     : model_(std::move(model)), options_(std::move(options)), device_(device) {
   options_.validate();
-  input_limit_ = input_limit_for(*model_.model, options_);
+  input_limit_ = nmt::input_token_limit(*model_.model, options_.search, options_.max_input_tokens);
   model_.model->eval();
 }
 
@@ -78,6 +76,14 @@ Translation Translator::prepare(const std::string& line) const {
   }
   if (is_blank(line)) return t;
   t.source_ids = model_.source_tokenizer.encode(line);
+  if (t.source_ids.empty()) {
+    // Zero-width spaces, a byte-order mark, control characters: text, but nothing the
+    // tokenizer keeps. The output line stays empty, and the user is told why.
+    t.skipped = true;
+    t.warning = "the line has no tokens after normalisation (only invisible or control characters?); "
+                "output is empty";
+    return t;
+  }
   if (static_cast<int64_t>(t.source_ids.size()) > input_limit_) {
     t.warning = "input of " + std::to_string(t.source_ids.size()) + " tokens truncated to " +
                 std::to_string(input_limit_);

@@ -29,9 +29,9 @@ MetricScore exact_match(const std::vector<std::string>& hypotheses, const std::v
 
 const std::vector<Metric>& metrics() {
   static const std::vector<Metric> registered = {
-      {"bleu", "BLEU", "corpus BLEU as sacreBLEU 2.x computes it (13a, exp smoothing)", bleu},
-      {"chrf", "chrF", "chrF2 as sacreBLEU 2.x computes it (character order 6)", chrf},
-      {"exact_match", "exact", "percent of lines identical to the reference", exact_match},
+      {"bleu", "BLEU", "corpus BLEU as sacreBLEU 2.x computes it (13a, exp smoothing)", false, bleu},
+      {"chrf", "chrF", "chrF2 as sacreBLEU 2.x computes it (character order 6)", false, chrf},
+      {"exact_match", "exact", "percent of lines identical to the reference", true, exact_match},
   };
   return registered;
 }

@@ -144,10 +144,12 @@ Matrix aggregate_to_words(const Matrix& matrix, const std::vector<int64_t>& targ
   return words;
 }
 
-std::string pharaoh_alignment(const Matrix& word_matrix) {
+std::string pharaoh_alignment(const Matrix& word_matrix, bool target_has_eos) {
   std::string pairs;
   if (word_matrix.empty()) return pairs;
-  const size_t target_words = word_matrix.size() - 1;    // last row: eos
+  // The last row is eos only for a finished hypothesis; one cut at the length limit
+  // ends with a real word, which keeps its link.
+  const size_t target_words = word_matrix.size() - (target_has_eos ? 1 : 0);
   const size_t source_words = word_matrix[0].size() - 1;  // last column: eos
   for (size_t t = 0; t < target_words && source_words > 0; ++t) {
     const auto& row = word_matrix[t];
@@ -185,7 +187,7 @@ nlohmann::json export_attention(LoadedModel& model, const ExportInput& input, co
   const auto matrix = to_matrix(hypothesis.attention);
   const auto word_matrix = aggregate_to_words(matrix, target_words, source_words);
   object["attention"] = options.word_level ? nlohmann::json(word_matrix) : nlohmann::json(matrix);
-  object["alignment"] = pharaoh_alignment(word_matrix);
+  object["alignment"] = pharaoh_alignment(word_matrix, hypothesis.finished);
   if (model.model->attention_layers() > 0) {
     const auto layers = select_layers(options.layers, model.model->attention_layers(), model.config.model.arch);
     object["attention_source"] = "head-mean of decoder layer " + std::to_string(model.model->alignment_layer());

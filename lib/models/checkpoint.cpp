@@ -1,19 +1,18 @@
 #include "nmt/models/checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cstdio>
 #include <filesystem>
+#include <sstream>
 
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/error.h"
+#include "nmt/base/sealed_file.h"
 #include "nmt/models/registry.h"
 
 namespace nmt {
 namespace {
 
-const char* const kFormat = "nmt-checkpoint-1";
+const char* const kFormat = "nmt-checkpoint-1";  // the archive's layout inside the seal
+const char* const kSealKind = "checkpoint";
 
 torch::Tensor bytes_to_tensor(const std::string& bytes) {
   auto tensor = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
@@ -32,19 +31,11 @@ std::string read_string(torch::serialize::InputArchive& archive, const std::stri
   return value.toStringRef();
 }
 
-void fsync_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
-
 }  // namespace
 
 void save_checkpoint(const std::string& path, const Config& config, Seq2SeqModel& model,
                      const Tokenizer& source_tokenizer, const Tokenizer& target_tokenizer,
-                     torch::serialize::OutputArchive* training_state) {
+                     torch::serialize::OutputArchive* training_state, int64_t step) {
   torch::serialize::OutputArchive archive;
   archive.write("format", c10::IValue(std::string(kFormat)));
   archive.write("config", c10::IValue(config_to_json(config).dump()));
@@ -54,26 +45,27 @@ void save_checkpoint(const std::string& path, const Config& config, Seq2SeqModel
   model.save(weights);
   archive.write("model", weights);
   if (training_state != nullptr) archive.write("training", *training_state);
-  // Temp file + fsync + rename: a kill at any moment leaves the old file or the new one.
-  const auto temporary = temporary_path_for(path);
+  if (step >= 0) archive.write("step", c10::IValue(step));
+  std::ostringstream bytes;
   try {
-    archive.save_to(temporary);
+    archive.save_to(bytes);
   } catch (const c10::Error& e) {
-    std::remove(temporary.c_str());
     throw Error("cannot write checkpoint " + path + ": " + e.what_without_backtrace());
   }
-  fsync_file(temporary);
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw Error("cannot write checkpoint " + path);
-  }
+  // Checksummed, then temp file + fsync + rename: a kill at any moment leaves the old
+  // file or the new one, and a damaged file is refused on load.
+  write_file_atomically(path, seal(kSealKind, bytes.str()));
 }
 
 torch::serialize::InputArchive read_checkpoint_archive(const std::string& path) {
   if (!std::filesystem::exists(path)) throw Error("no such model file: " + path);
+  if (std::filesystem::is_directory(path)) throw Error(path + " is a directory, not a model file");
+  const auto bytes = read_file(path, "model file");
+  // Files written before checkpoints were sealed (main 896ef85 and older) are bare archives.
+  const auto unsealed = unseal(bytes, kSealKind, path);
   torch::serialize::InputArchive archive;
   try {
-    archive.load_from(path);
+    archive.load_from(unsealed.payload.data(), unsealed.payload.size());
   } catch (const c10::Error& e) {
     throw Error("not an nmt checkpoint: " + path);
   }
@@ -81,6 +73,11 @@ torch::serialize::InputArchive read_checkpoint_archive(const std::string& path) 
   if (!archive.try_read("format", format) || !format.isString() || format.toStringRef() != kFormat)
     throw Error("not an nmt checkpoint (or another format version): " + path);
   return archive;
+}
+
+int64_t checkpoint_step(torch::serialize::InputArchive& archive) {
+  c10::IValue step;
+  return archive.try_read("step", step) && step.isInt() ? step.toInt() : -1;
 }
 
 LoadedModel load_model(const std::string& path, const torch::Device& device) {
@@ -93,6 +90,7 @@ LoadedModel load_model(const std::string& path, const torch::Device& device) {
   LoadedModel loaded{config, build_model(config.model),
                      Tokenizer::from_serialized(tensor_to_bytes(source_bytes), path + " (source tokenizer)"),
                      Tokenizer::from_serialized(tensor_to_bytes(target_bytes), path + " (target tokenizer)")};
+  loaded.step = checkpoint_step(archive);
   torch::serialize::InputArchive weights;
   archive.read("model", weights);
   try {

@@ -121,6 +121,7 @@ EncodedCorpus encode_parallel_corpus(const ParallelCorpus& corpus, const Tokeniz
     encoded.source.push_back(std::move(source));
     encoded.target.push_back(std::move(target));
     encoded.line_numbers.push_back(corpus.line_numbers[i]);
+    encoded.kept.push_back(i);
   }
   return encoded;
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "nmt/base/directory_lock.h"
 #include "nmt/text/corpus.h"
 #include "nmt/text/tokenizer.h"
 #include "nmt/training/distributed.h"
@@ -25,6 +26,7 @@ struct Progress {
   int64_t batch_in_epoch = 0;  // next batch of the current epoch
   double best_metric = 0;
   bool has_best = false;
+  int64_t best_step = -1;      // the step best.pt holds (-1: unknown, a run from before it was stored)
   int64_t bad_validations = 0;
   double elapsed_seconds = 0;  // over all sessions
 };
@@ -42,6 +44,7 @@ struct Run {
   Progress progress;
   std::unique_ptr<TrainingLog> log;
   std::unique_ptr<ProcessGroup> group;  // a no-op group of one without --world-size
+  DirectoryLock lock;                   // rank 0: held on the model directory for the run
 
   std::string path(const std::string& name) const { return options.model_dir + "/" + name; }
   // Rank 0 alone validates, logs and writes the model directory.
@@ -54,6 +57,8 @@ void save(Run& run, const std::string& name, bool with_training_state);
 void start_fresh(Run& run);
 /// Everything from DIR/last.pt (on ranks other than 0, from rank 0's copy).
 void resume(Run& run);
+/// True when best.pt is missing, damaged or older than the best model last.pt holds.
+bool best_needs_repair(Run& run);
 /// Reads and encodes the training corpus (and on rank 0 the validation set).
 void load_data(Run& run);
 

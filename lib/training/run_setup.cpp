@@ -10,41 +10,44 @@
 #include "nmt/base/error.h"
 #include "nmt/models/checkpoint.h"
 #include "nmt/models/registry.h"
+#include "nmt/decoding/translator.h"
 #include "nmt/training/config_check.h"
 #include "run.h"
 
 namespace nmt::training_run {
 
-void save(Run& run, const std::string& name, bool with_training_state) {
-  torch::serialize::OutputArchive state;
-  if (with_training_state) {
-    torch::serialize::OutputArchive optimizer;
-    run.optimizer->save(optimizer);
-    state.write("optimizer", optimizer);
-    const auto& p = run.progress;
-    state.write("progress", torch::tensor({p.step, p.epoch, p.batch_in_epoch, int64_t(p.has_best),
-                                           p.bad_validations, run.schedule->stalled_validations}));
-    state.write("progress_real", torch::tensor({p.best_metric, p.elapsed_seconds,
-                                                run.schedule->plateau_scale}, torch::kFloat64));
-    auto generator = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    state.write("rng", generator.get_state());
-  }
-  save_checkpoint(run.path(name), run.config, *run.model, *run.source_tokenizer, *run.target_tokenizer,
-                  with_training_state ? &state : nullptr);
-}
-
 namespace {
 
-void restore(Run& run, torch::serialize::InputArchive& archive) {
-  torch::serialize::InputArchive state, optimizer;
-  archive.read("training", state);
-  state.read("optimizer", optimizer);
-  run.optimizer->load(optimizer);
-  torch::Tensor counters, reals, rng;
+// The training state that is not tensors of its own, by name: a field added later
+// cannot shift the others, and a missing one is an error naming it.
+template <typename Visitor>
+void visit_progress(Run& run, Visitor&& v) {
+  auto& p = run.progress;
+  auto& schedule = *run.schedule;
+  v("step", p.step);
+  v("epoch", p.epoch);
+  v("batch_in_epoch", p.batch_in_epoch);
+  v("has_best", p.has_best);
+  v("best_metric", p.best_metric);
+  v("best_step", p.best_step);
+  v("bad_validations", p.bad_validations);
+  v("elapsed_seconds", p.elapsed_seconds);
+  v("stalled_validations", schedule.stalled_validations);
+  v("plateau_scale", schedule.plateau_scale);
+}
+
+torch::Tensor to_tensor(int64_t value) { return torch::tensor(value, torch::kInt64); }
+torch::Tensor to_tensor(bool value) { return torch::tensor(int64_t(value), torch::kInt64); }
+torch::Tensor to_tensor(double value) { return torch::tensor(value, torch::kFloat64); }
+void from_tensor(const torch::Tensor& t, int64_t& value) { value = t.item<int64_t>(); }
+void from_tensor(const torch::Tensor& t, bool& value) { value = t.item<int64_t>() != 0; }
+void from_tensor(const torch::Tensor& t, double& value) { value = t.item<double>(); }
+
+// Checkpoints of main 896ef85 and older: two tensors with the fields by position.
+void restore_positional_progress(Run& run, torch::serialize::InputArchive& state) {
+  torch::Tensor counters, reals;
   state.read("progress", counters);
   state.read("progress_real", reals);
-  state.read("rng", rng);
   auto c = counters.accessor<int64_t, 1>();
   auto r = reals.accessor<double, 1>();
   auto& p = run.progress;
@@ -53,6 +56,47 @@ void restore(Run& run, torch::serialize::InputArchive& archive) {
   run.schedule->stalled_validations = c[5];
   p.best_metric = r[0], p.elapsed_seconds = r[1];
   run.schedule->plateau_scale = r[2];
+}
+
+void restore_progress(Run& run, torch::serialize::InputArchive& state, const std::string& path) {
+  torch::serialize::InputArchive named;
+  if (!state.try_read("progress_fields", named)) return restore_positional_progress(run, state);
+  visit_progress(run, [&](const char* name, auto& field) {
+    torch::Tensor value;
+    if (!named.try_read(name, value))
+      throw Error(path + ": the training state lacks \"" + std::string(name) + "\"");
+    from_tensor(value, field);
+  });
+}
+
+}  // namespace
+
+void save(Run& run, const std::string& name, bool with_training_state) {
+  torch::serialize::OutputArchive state;
+  if (with_training_state) {
+    torch::serialize::OutputArchive optimizer, progress;
+    run.optimizer->save(optimizer);
+    state.write("optimizer", optimizer);
+    visit_progress(run, [&](const char* field_name, auto& field) { progress.write(field_name, to_tensor(field)); });
+    state.write("progress_fields", progress);
+    auto generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    state.write("rng", generator.get_state());
+  }
+  save_checkpoint(run.path(name), run.config, *run.model, *run.source_tokenizer, *run.target_tokenizer,
+                  with_training_state ? &state : nullptr, run.progress.step);
+}
+
+namespace {
+
+void restore(Run& run, torch::serialize::InputArchive& archive, const std::string& path) {
+  torch::serialize::InputArchive state, optimizer;
+  archive.read("training", state);
+  state.read("optimizer", optimizer);
+  run.optimizer->load(optimizer);
+  restore_progress(run, state, path);
+  torch::Tensor rng;
+  state.read("rng", rng);
   auto generator = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(generator.mutex());
   generator.set_state(rng);
@@ -75,18 +119,45 @@ void make_optimizer(Run& run) {
   run.schedule = std::make_unique<LearningRateSchedule>(t);
 }
 
+// The keys (a.b.c) whose values differ between two configs, with both values.
+void collect_differences(const nlohmann::json& stored, const nlohmann::json& given, const std::string& prefix,
+                         std::vector<std::string>& out) {
+  for (const auto& item : stored.items()) {
+    const auto key = prefix.empty() ? item.key() : prefix + "." + item.key();
+    const auto& other = given.contains(item.key()) ? given[item.key()] : nlohmann::json();
+    if (item.value().is_object() && other.is_object()) collect_differences(item.value(), other, key, out);
+    else if (item.value() != other) out.push_back(key + " (stored " + item.value().dump() + ", given " + other.dump() + ")");
+  }
+}
+
+// A resumed run continues the stored config; a different one on the command line would
+// otherwise be silently ignored. Limits and vocabulary sizes are not compared.
+void refuse_config_changes(const Config& stored, Config given, const std::string& checkpoint) {
+  given.model.source_vocab = stored.model.source_vocab;
+  given.model.target_vocab = stored.model.target_vocab;
+  given.train.max_steps = stored.train.max_steps;
+  given.train.max_epochs = stored.train.max_epochs;
+  given.train.max_time_minutes = stored.train.max_time_minutes;
+  std::vector<std::string> differences;
+  collect_differences(config_to_json(stored), config_to_json(given), "", differences);
+  if (differences.empty()) return;
+  std::string list;
+  for (const auto& d : differences) list += (list.empty() ? "" : ", ") + d;
+  throw Error("resuming from " + checkpoint + " keeps its stored config, but the command line changes " + list +
+              "; use a new --model-dir for a different config, or resume with only limit flags");
+}
+
 // Resuming: the stored config wins, except the limits given on this command line.
 // `checkpoint` is last.pt, or on ranks other than 0 a private copy of rank 0's.
 void load_for_resume(Run& run, const std::string& checkpoint) {
   auto archive = read_checkpoint_archive(checkpoint);
   auto stored = config_from_json(nlohmann::json::parse(read_stored_string(archive, "config")),
                                  run.path("last.pt"));
-  if (run.options.override_limits) {
-    const auto& given = run.options.config.train;
-    stored.train.max_steps = given.max_steps;
-    stored.train.max_epochs = given.max_epochs;
-    stored.train.max_time_minutes = given.max_time_minutes;
-  }
+  if (run.options.config_given) refuse_config_changes(stored, run.options.config, run.path("last.pt"));
+  const auto& o = run.options;
+  if (o.max_steps) stored.train.max_steps = *o.max_steps;
+  if (o.max_epochs) stored.train.max_epochs = *o.max_epochs;
+  if (o.max_time_minutes) stored.train.max_time_minutes = *o.max_time_minutes;
   run.config = stored;
   auto loaded = load_model(checkpoint, run.device);
   for (const auto& [spm, stored_tokenizer, side] :
@@ -101,7 +172,7 @@ void load_for_resume(Run& run, const std::string& checkpoint) {
   run.model = loaded.model;
   run.model->train();
   make_optimizer(run);
-  restore(run, archive);
+  restore(run, archive, run.path("last.pt"));
 }
 
 }  // namespace
@@ -126,6 +197,20 @@ void resume(Run& run) {
   }
   if (run.group->world_size() > 1) run.group->broadcast_bytes(read_file(run.path("last.pt"), "checkpoint"));
   load_for_resume(run, run.path("last.pt"));
+}
+
+bool best_needs_repair(Run& run) {
+  const auto& p = run.progress;
+  // last.pt is written before best.pt: a kill between the two leaves last.pt saying
+  // that the weights it holds are the best, and best.pt older.
+  if (!p.has_best || p.best_step != p.step) return false;
+  if (!std::filesystem::exists(run.path("best.pt"))) return true;
+  try {
+    auto archive = read_checkpoint_archive(run.path("best.pt"));
+    return checkpoint_step(archive) != p.step;
+  } catch (const Error&) {
+    return true;  // a damaged best.pt is rewritten from the same weights
+  }
 }
 
 void start_fresh(Run& run) {
@@ -153,9 +238,13 @@ void load_data(Run& run) {
   if (run.train.source.empty()) throw Error("no usable training pairs in " + o.train_source);
   if (!run.is_main()) return;  // only rank 0 validates
   const auto valid_corpus = read_parallel_corpus(o.valid_source, o.valid_target);
-  run.valid.encoded = encode_parallel_corpus(valid_corpus, *run.source_tokenizer, *run.target_tokenizer, 0);
-  run.valid.references = valid_corpus.target;
-  run.log->message(describe(valid_corpus, run.valid.encoded, o.valid_source, o.valid_target, 0));
+  // A model with a position limit can neither score nor translate longer pairs.
+  const auto valid_limit = static_cast<size_t>(input_token_limit(*run.model, SearchOptions{}, 0));
+  run.valid.encoded = encode_parallel_corpus(valid_corpus, *run.source_tokenizer, *run.target_tokenizer, valid_limit);
+  for (const auto index : run.valid.encoded.kept) run.valid.references.push_back(valid_corpus.target[index]);
+  for (const auto& ids : run.valid.encoded.target)
+    run.valid.normalised_references.push_back(run.target_tokenizer->decode(ids));
+  run.log->message(describe(valid_corpus, run.valid.encoded, o.valid_source, o.valid_target, valid_limit));
   if (run.valid.encoded.source.empty()) throw Error("no usable validation pairs in " + o.valid_source);
 }
 

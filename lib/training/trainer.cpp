@@ -4,7 +4,9 @@
 #include <torch/optim/adam.h>
 
 #include <csignal>
+#include <algorithm>
 #include <filesystem>
+#include <regex>
 
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/device.h"
@@ -53,7 +55,22 @@ std::pair<double, int64_t> update(Run& run, const std::vector<Batch>& batches) {
   return {loss_sum, tokens};
 }
 
-// Validates, saves best/last, and returns true when early stopping says stop.
+// Removes all but the newest `keep` step-N.pt files (whatever steps they were saved at).
+void prune_step_checkpoints(Run& run, int64_t keep) {
+  static const std::regex step_file(R"(step-([0-9]+)\.pt)");
+  std::vector<std::pair<int64_t, std::filesystem::path>> found;
+  for (const auto& entry : std::filesystem::directory_iterator(run.options.model_dir)) {
+    std::smatch match;
+    const auto name = entry.path().filename().string();
+    if (std::regex_match(name, match, step_file)) found.emplace_back(std::stoll(match[1].str()), entry.path());
+  }
+  std::sort(found.begin(), found.end());
+  for (size_t i = 0; i + static_cast<size_t>(keep) < found.size(); ++i) std::filesystem::remove(found[i].second);
+}
+
+// Validates, saves last (then best), and returns true when early stopping says stop.
+// last.pt first: it records which step best.pt holds, so a kill before best.pt is
+// written is repaired on resume (best_needs_repair) instead of keeping a stale best.
 bool validate_and_checkpoint(Run& run) {
   const auto& t = run.config.train;
   const auto result = validate(*run.model, run.valid, *run.target_tokenizer, t.batch_tokens,
@@ -61,96 +78,104 @@ bool validate_and_checkpoint(Run& run) {
   const double metric = result.metric(t.metric);
   auto& p = run.progress;
   const bool improved = !p.has_best || metric > p.best_metric;
-  if (improved) {
-    p.best_metric = metric, p.has_best = true, p.bad_validations = 0;
-    save(run, "best.pt", false);
-  } else {
-    ++p.bad_validations;
-  }
+  if (improved) p.best_metric = metric, p.has_best = true, p.best_step = p.step, p.bad_validations = 0;
+  else ++p.bad_validations;
   run.schedule->on_validation(improved);
   run.log->validation(p.step, result, improved);
+  save(run, "last.pt", true);
+  if (improved) save(run, "best.pt", false);
   if (t.keep_last > 0) {
     save(run, "step-" + std::to_string(p.step) + ".pt", false);
-    const auto old = run.path("step-" + std::to_string(p.step - t.keep_last * t.valid_every) + ".pt");
-    std::filesystem::remove(old);
+    prune_step_checkpoints(run, t.keep_last);
   }
-  save(run, "last.pt", true);
   return t.patience > 0 && p.bad_validations >= t.patience;
 }
 
-}  // namespace
-
-TrainingResult train(const TrainerOptions& options) {
-  Run run;
-  run.options = options;
-  run.device = parse_device(options.device);
-  if (options.distributed.enabled() && !run.device.is_cpu())
-    throw Error("distributed training runs on CPU (Gloo) only: this LibTorch has no NCCL for " + options.device);
-  run.group = std::make_unique<ProcessGroup>(options.distributed);
-  if (run.is_main()) std::filesystem::create_directories(options.model_dir);
-  const bool resuming = run.group->max(run.is_main() && std::filesystem::exists(run.path("last.pt"))) != 0;
-  if (options.resume && !resuming) throw Error("--resume: no " + run.path("last.pt") + " to resume from");
-  run.log = std::make_unique<TrainingLog>(run.is_main() ? run.path("train.jsonl") : "",
-                                          options.quiet || !run.is_main());
-  if (resuming) {
-    resume(run);
-    run.log->message("resuming from " + run.path("last.pt") + " at step " + std::to_string(run.progress.step));
-  } else {
-    start_fresh(run);
-  }
+// Rank 0, once the config and inputs have been checked: only now does the model
+// directory change (created, locked, cleaned of dead writers' temporaries, logged to).
+void open_model_directory(Run& run, bool resuming) {
+  if (!run.is_main()) return;
+  std::filesystem::create_directories(run.options.model_dir);
+  if (!run.lock.held()) run.lock = DirectoryLock(run.options.model_dir);
+  for (const auto& name : remove_stale_temporaries(run.options.model_dir))
+    run.log->message("removed " + run.path(name) + " (left by an interrupted write)");
+  run.log->open(run.path("train.jsonl"), run.progress.step);
+  if (resuming) run.log->message("resuming from " + run.path("last.pt") + " at step " + std::to_string(run.progress.step));
   run.log->config(run.config, run.model->parameters());
-  if (run.is_main())
-    write_file_atomically(run.path("config.json"), config_to_json(run.config).dump(2) + "\n");
-  load_data(run);
-  synchronise_ranks(run);
+  write_file_atomically(run.path("config.json"), config_to_json(run.config).dump(2) + "\n");
+  if (resuming && best_needs_repair(run)) {
+    save(run, "best.pt", false);
+    run.log->message("rewrote " + run.path("best.pt") + " from last.pt (step " + std::to_string(run.progress.step) +
+                     "): the run was stopped before writing it");
+  }
+}
 
+// Why the run stops before its first step, if its limits are already reached (a finished
+// run started again, or --max-steps below the resumed step): then nothing is trained or written.
+std::string reached_limit(const Run& run) {
+  const auto& t = run.config.train;
+  const auto& p = run.progress;
+  if (t.max_steps > 0 && p.step >= t.max_steps) return "already at max_steps " + std::to_string(t.max_steps);
+  if (t.max_epochs > 0 && p.epoch >= t.max_epochs) return "already at max_epochs " + std::to_string(t.max_epochs);
+  if (t.max_time_minutes > 0 && p.elapsed_seconds >= t.max_time_minutes * 60) return "already at max_time_minutes";
+  return {};
+}
+
+// One epoch's batches from p.batch_in_epoch on, until a stop; returns the stop reason.
+std::string train_epoch(Run& run, TrainingLoop& loop, TrainingResult& result, int64_t& agreed_signal) {
+  const auto& t = run.config.train;
+  auto& p = run.progress;
+  const auto batches = make_batches(run.train, t.batch_tokens, static_cast<uint64_t>(t.seed) * 1000003ULL + p.epoch, true);
+  const auto count = static_cast<int64_t>(batches.size());
+  const auto rank = static_cast<int64_t>(run.group->rank());
+  const int64_t batches_per_update = t.accumulate * run.group->world_size();
+  std::string stop;
+  while (p.batch_in_epoch < count && stop.empty()) {
+    // Every rank sees the same batch order; rank r takes its `accumulate` batches of the update.
+    const int64_t update_end = std::min(p.batch_in_epoch + batches_per_update, count);
+    std::vector<Batch> group;
+    for (int64_t b = p.batch_in_epoch + rank * t.accumulate;
+         b < std::min(p.batch_in_epoch + (rank + 1) * t.accumulate, update_end); ++b)
+      group.push_back(collate(run.train, batches[b]));
+    p.batch_in_epoch = update_end;
+    const auto [loss, tokens] = update(run, group);
+    result.last_train_loss = loss / static_cast<double>(tokens);
+    loop.count(tokens, loss);
+    p.elapsed_seconds = loop.elapsed_seconds();
+    const double epoch_fraction = p.epoch + double(p.batch_in_epoch) / double(count);
+    if (p.step % t.log_every == 0) run.log->progress(p.step, epoch_fraction, loop, run.schedule->rate(p.step));
+    bool stop_early = false;
+    if (p.step % t.valid_every == 0) {
+      if (run.is_main()) stop_early = validate_and_checkpoint(run);
+      share_validation_outcome(run);
+    } else if (t.save_every > 0 && p.step % t.save_every == 0 && run.is_main()) {
+      save(run, "last.pt", true);  // a crash between validations loses at most save_every steps
+    }
+    // Rank 0 decides (time limits differ by rank); a signal to any rank stops them all.
+    agreed_signal = run.group->max(stop_signal);
+    stop = run.group->broadcast_bytes(
+        run.is_main() ? loop.stop_reason(p.step, epoch_fraction, stop_early, static_cast<int>(agreed_signal)) : "");
+  }
+  if (p.batch_in_epoch >= count) {
+    ++p.epoch, p.batch_in_epoch = 0;
+    if (stop.empty() && t.max_epochs > 0 && p.epoch >= t.max_epochs) stop = "reached max_epochs";
+  }
+  return stop;
+}
+
+TrainingResult run_training(Run& run) {
+  TrainingResult result;
+  const auto& t = run.config.train;
+  result.stop_reason = reached_limit(run);
+  const bool train_now = result.stop_reason.empty();
   stop_signal = 0;
   auto previous_int = std::signal(SIGINT, on_signal);
   auto previous_term = std::signal(SIGTERM, on_signal);
-  TrainingLoop loop(run.config.train, run.progress.elapsed_seconds, run.progress.step, run.progress.epoch);
-  TrainingResult result;
-  const auto& t = run.config.train;
-  const auto rank = static_cast<int64_t>(run.group->rank());
-  const int64_t batches_per_update = t.accumulate * run.group->world_size();
+  TrainingLoop loop(t, run.progress.elapsed_seconds, run.progress.step, run.progress.epoch);
   int64_t agreed_signal = 0;
-  while (result.stop_reason.empty()) {
-    const auto batches = make_batches(run.train, t.batch_tokens,
-                                      static_cast<uint64_t>(t.seed) * 1000003ULL + run.progress.epoch, true);
-    const auto count = static_cast<int64_t>(batches.size());
-    auto& p = run.progress;
-    while (p.batch_in_epoch < count && result.stop_reason.empty()) {
-      // Every rank sees the same batch order; rank r takes its `accumulate` batches of the update.
-      const int64_t update_end = std::min(p.batch_in_epoch + batches_per_update, count);
-      std::vector<Batch> group;
-      for (int64_t b = p.batch_in_epoch + rank * t.accumulate;
-           b < std::min(p.batch_in_epoch + (rank + 1) * t.accumulate, update_end); ++b)
-        group.push_back(collate(run.train, batches[b]));
-      p.batch_in_epoch = update_end;
-      const auto [loss, tokens] = update(run, group);
-      result.last_train_loss = loss / static_cast<double>(tokens);
-      loop.count(tokens, loss);
-      p.elapsed_seconds = loop.elapsed_seconds();
-      const double epoch_fraction = p.epoch + double(p.batch_in_epoch) / double(count);
-      if (p.step % t.log_every == 0)
-        run.log->progress(p.step, epoch_fraction, loop, run.schedule->rate(p.step));
-      bool stop_early = false;
-      if (p.step % t.valid_every == 0) {
-        if (run.is_main()) stop_early = validate_and_checkpoint(run);
-        share_validation_outcome(run);
-      }
-      // Rank 0 decides (time limits differ by rank); a signal to any rank stops them all.
-      agreed_signal = run.group->max(stop_signal);
-      result.stop_reason = run.group->broadcast_bytes(
-          run.is_main() ? loop.stop_reason(p.step, epoch_fraction, stop_early, static_cast<int>(agreed_signal)) : "");
-    }
-    if (p.batch_in_epoch >= count) {
-      ++p.epoch, p.batch_in_epoch = 0;
-      if (result.stop_reason.empty() && t.max_epochs > 0 && p.epoch >= t.max_epochs)
-        result.stop_reason = "reached max_epochs";
-    }
-  }
+  while (result.stop_reason.empty()) result.stop_reason = train_epoch(run, loop, result, agreed_signal);
   // A signal asks for a quick exit: save where we are, skip the final validation.
-  if (run.is_main()) {
+  if (run.is_main() && train_now) {
     if (agreed_signal == 0 && run.progress.step % t.valid_every != 0) validate_and_checkpoint(run);
     else save(run, "last.pt", true);
   }
@@ -161,8 +186,43 @@ TrainingResult train(const TrainerOptions& options) {
   result.epochs_completed = run.progress.epoch;
   result.best_metric = run.progress.best_metric;
   result.model = run.model;
-  run.log->message("stopped: " + result.stop_reason + "; checkpoints in " + options.model_dir);
+  run.log->message("stopped: " + result.stop_reason + "; checkpoints in " + run.options.model_dir);
   return result;
+}
+
+// Reads everything and checks it; writes nothing. Returns whether the run resumes.
+bool prepare(Run& run) {
+  const auto& options = run.options;
+  run.device = parse_device(options.device);
+  if (options.distributed.enabled() && !run.device.is_cpu())
+    throw Error("distributed training runs on CPU (Gloo) only: this LibTorch has no NCCL for " + options.device);
+  run.group = std::make_unique<ProcessGroup>(options.distributed);
+  run.log = std::make_unique<TrainingLog>(options.quiet || !run.is_main(), run.is_main());
+  // Locked before last.pt is read: another run may be writing it.
+  if (run.is_main() && std::filesystem::is_directory(options.model_dir))
+    run.lock = DirectoryLock(options.model_dir);
+  const bool resuming = run.group->max(run.is_main() && std::filesystem::exists(run.path("last.pt"))) != 0;
+  if (options.resume && !resuming) throw Error("--resume: no " + run.path("last.pt") + " to resume from");
+  if (resuming) resume(run);
+  else start_fresh(run);
+  load_data(run);
+  return resuming;
+}
+
+}  // namespace
+
+TrainingResult train(const TrainerOptions& options) {
+  Run run;
+  run.options = options;
+  try {
+    const bool resuming = prepare(run);
+    open_model_directory(run, resuming);
+    synchronise_ranks(run);
+    return run_training(run);
+  } catch (const std::exception& e) {
+    if (run.log) run.log->error(e.what());  // written only once the log is open, after the checks
+    throw;
+  }
 }
 
 }  // namespace nmt

@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 
+#include "nmt/base/atomic_file.h"
 #include "nmt/base/error.h"
 #include "nmt/eval/metric.h"
 
@@ -63,14 +65,38 @@ std::string TrainingLoop::stop_reason(int64_t step, double epoch_fraction, bool 
   return {};
 }
 
-TrainingLog::TrainingLog(const std::string& jsonl_path, bool quiet) : quiet_(quiet) {
-  if (jsonl_path.empty()) return;
+TrainingLog::TrainingLog(bool quiet, bool records) : quiet_(quiet), records_(records) {}
+
+void TrainingLog::open(const std::string& jsonl_path, int64_t resumed_step) {
+  std::ifstream previous(jsonl_path);
+  std::string kept, line;
+  bool dropped = false;
+  while (std::getline(previous, line)) {
+    const auto record = nlohmann::json::parse(line, nullptr, false);
+    const bool replayed = record.is_object() && record.contains("step") && record["step"].is_number_integer() &&
+                          record["step"].get<int64_t>() > resumed_step;
+    if (replayed) dropped = true;
+    else kept += line + "\n";
+  }
+  previous.close();
+  if (dropped) write_file_atomically(jsonl_path, kept);
   jsonl_.open(jsonl_path, std::ios::app);
   if (!jsonl_) throw Error("cannot write " + jsonl_path);
+  for (const auto& record : pending_) write(record);
+  pending_.clear();
 }
 
 void TrainingLog::write(const nlohmann::json& record) {
-  if (jsonl_.is_open()) jsonl_ << record.dump() << std::endl;
+  if (!jsonl_.is_open()) {
+    if (records_) pending_.push_back(record);
+    return;
+  }
+  jsonl_ << record.dump() << std::endl;
+  if (!jsonl_) throw Error("cannot write train.jsonl (disk full?)");
+}
+
+void TrainingLog::error(const std::string& text) {
+  if (jsonl_.is_open()) jsonl_ << nlohmann::json{{"type", "error"}, {"text", text}}.dump() << std::endl;
 }
 
 void TrainingLog::message(const std::string& text) {

@@ -68,7 +68,10 @@ ValidationResult validate(Seq2SeqModel& model, const ValidationSet& data, const 
   const auto subset = first_sentences(data.encoded, count);
   const auto hypotheses = greedy_translations(model, subset, target_tokenizer, batch_tokens, device);
   const std::vector<std::string> references(data.references.begin(), data.references.begin() + count);
-  for (const auto& metric : metrics()) result.scores[metric.name] = metric.score(hypotheses, references).score;
+  const std::vector<std::string> normalised(data.normalised_references.begin(),
+                                            data.normalised_references.begin() + count);
+  for (const auto& metric : metrics())
+    result.scores[metric.name] = metric.score(hypotheses, metric.compares_normalised_text ? normalised : references).score;
   result.sentences = static_cast<long>(count);
   model.train(was_training);
   return result;

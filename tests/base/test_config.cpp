@@ -104,4 +104,10 @@ TEST_CASE("range checks name the field", "[config]") {
   config = Config{};
   config.model.dropout = 1.0;
   CHECK_THROWS_WITH(config.validate(), Catch::Contains("model.dropout"));
+  config = Config{};
+  config.train.schedule = "noam";
+  config.train.warmup_steps = 0;  // used to become a constant rate silently
+  CHECK_THROWS_WITH(config.validate(), Catch::Contains("warmup_steps must be > 0 with schedule noam"));
+  config.train.schedule = "constant";
+  CHECK_NOTHROW(config.validate());
 }

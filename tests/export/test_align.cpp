@@ -65,8 +65,12 @@ TEST_CASE("word aggregation sums over source pieces and averages over target pie
 TEST_CASE("hard alignment links each target word to its argmax source word, eos excluded", "[align]") {
   // Rows: two target words + eos; columns: two source words + eos.
   const std::vector<std::vector<double>> w = {{0.1, 0.2, 0.7}, {0.6, 0.3, 0.1}, {0, 0, 1}};
-  CHECK(pharaoh_alignment(w) == "1-0 0-1");
-  CHECK(pharaoh_alignment({}).empty());
+  CHECK(pharaoh_alignment(w, true) == "1-0 0-1");
+  CHECK(pharaoh_alignment({}, true).empty());
+  // A hypothesis cut at the length limit has no eos row: its last word keeps its link.
+  const std::vector<std::vector<double>> cut = {{0.1, 0.2, 0.7}, {0.6, 0.3, 0.1}};
+  CHECK(pharaoh_alignment(cut, false) == "1-0 0-1");
+  CHECK(pharaoh_alignment(cut, true) == "1-0");
 }
 
 TEST_CASE("layer selection accepts all, last and an index; rejects the rest", "[align]") {

@@ -93,9 +93,7 @@ TEST_CASE("an old last.pt resumes training", "[checkpoint][compat][trainer]") {
   options.valid_target = test::source_path("data/numbers/valid.de");
   options.model_dir = dir.file("run");
   options.quiet = true;
-  options.config.train.max_steps = 42;
-  options.config.train.valid_every = 1000;  // only the final validation
-  options.override_limits = true;
+  options.max_steps = 42;
   const auto result = train(options);
   CHECK(result.steps == 42);
   const auto resumed = load_model(dir.file("run/last.pt"));

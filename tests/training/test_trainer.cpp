@@ -67,7 +67,7 @@ TEST_CASE("stopping and resuming gives the same model as an uninterrupted run", 
       CHECK(train(first).steps == 7);
       auto second = test::tiny_trainer_options(dir, config, "resumed");
       second.resume = true;
-      second.override_limits = true;  // max_steps 12 replaces the stored 7
+      second.max_steps = 12;  // replaces the stored 7
       const auto resumed = train(second);
 
       CHECK(resumed.steps == straight.steps);

@@ -9,7 +9,9 @@ namespace nmt {
 /// The whole file as bytes. Throws nmt::Error "cannot open WHAT PATH".
 std::string read_file(const std::string& path, const std::string& what);
 
-/// Writes `contents` to `path` atomically. Throws nmt::Error naming the path.
+/// Writes `contents` to `path` atomically. A symbolic link is followed (its target is
+/// replaced); a FIFO or device is written in place, never replaced. Throws nmt::Error
+/// "cannot write PATH: REASON"; on failure an existing regular file is left unchanged.
 void write_file_atomically(const std::string& path, const std::string& contents);
 
 /// Several files committed together: all temporaries are written first, then renamed.
@@ -27,7 +29,13 @@ class AtomicFileGroup {
   std::vector<std::pair<std::string, std::string>> pending_;  // temporary -> target
 };
 
-/// A unique temporary name next to `path` (same directory, so rename is atomic).
+/// `path`, or the file a symbolic link at `path` points to.
+std::string resolve_write_target(const std::string& path);
+/// A unique temporary name next to `path` (same directory, so rename is atomic):
+/// "PATH.tmp.PID.N", so that a later run can tell the leftovers of dead writers.
 std::string temporary_path_for(const std::string& path);
+/// Removes "NAME.tmp.PID.N" files in `directory` whose writer process is gone (killed in
+/// the middle of a write). Returns the names removed.
+std::vector<std::string> remove_stale_temporaries(const std::string& directory);
 
 }  // namespace nmt

@@ -18,11 +18,22 @@ void add_common_options(CLI::App& app, CommonOptions& options);
 /// Applies --threads to LibTorch (intra-op pool) and returns the count used.
 int apply_threads(int requested);
 
+/// Exit codes of every tool: 0 success, 1 failure (bad input, a failed write, ...),
+/// 2 usage error (unknown flag, missing or invalid option value).
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
 /// Parses argv, applies the common options, then runs `body`. Catches nmt::Error,
-/// CLI11 errors and std::exception, prints "<tool>: error: <what>" on stderr and
-/// returns 1 (CLI11's own code for usage errors). Use as `return run(app, argc, argv, body)`.
+/// c10::Error and std::exception, prints "<tool>: error: <what>" on stderr and returns
+/// kExitFailure; a usage error prints CLI11's message and returns kExitUsage. After
+/// `body`, stdout is flushed and checked: a failed write is an error, never exit 0.
+/// Use as `return run(app, common, argc, argv, body)`.
 int run(CLI::App& app, CommonOptions& options, int argc, char** argv,
         const std::function<int()>& body);
+
+/// Flushes stdout; throws nmt::Error "cannot write stdout: REASON" if any write to it
+/// failed (full disk, closed descriptor, broken pipe).
+void check_stdout();
 
 /// Project version string, e.g. "0.1.0".
 std::string project_version();

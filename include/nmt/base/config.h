@@ -74,6 +74,7 @@ struct TrainConfig {
   std::string metric = "bleu";       ///< a registered metric (nmt-eval --help lists them) or loss:
                                      ///< what decides `best` and early stopping
   int64_t keep_last = 0;             ///< also keep the last K step checkpoints
+  int64_t save_every = 100;          ///< also write last.pt every N updates between validations (0 = off)
   int64_t valid_max_sentences = 0;   ///< translate only the first N validation sentences (0 = all)
   int64_t seed = 1;                  ///< data order, initialisation and dropout
 };

@@ -32,6 +32,12 @@ struct Translation {
   const std::string& best_text() const;
 };
 
+/// The longest source (tokens, eos excluded) `model` can translate with `search`: the
+/// Transformer's positional table bounds the source and the longest target it may
+/// produce. `requested` > 0 caps it further; models without a limit return `requested`
+/// (0 = no limit).
+int64_t input_token_limit(const Seq2SeqModel& model, const SearchOptions& search, int64_t requested);
+
 class Translator {
  public:
   Translator(LoadedModel model, TranslateOptions options, const torch::Device& device);

@@ -17,6 +17,9 @@ struct Metric {
   std::string name;         ///< as nmt-eval --metrics and train.metric spell it
   std::string label;        ///< short name in progress lines ("BLEU")
   std::string description;  ///< one line, for --help
+  /// Compares whole strings: validation scores it against references normalised by the
+  /// tokenizer (NFKC, spacing), so a perfect translation is not counted as a miss.
+  bool compares_normalised_text = false;
   /// Corpus score of line-aligned hypotheses and references (equal lengths).
   std::function<MetricScore(const std::vector<std::string>& hypotheses,
                             const std::vector<std::string>& references)>

@@ -36,8 +36,9 @@ std::vector<std::vector<double>> aggregate_to_words(const std::vector<std::vecto
                                                     const std::vector<int64_t>& source_words);
 
 /// Hard alignment from a word-level matrix: each target word (eos excluded) links to its
-/// most attended source word (eos excluded). Pharaoh "src-tgt" pairs, 0-based.
-std::string pharaoh_alignment(const std::vector<std::vector<double>>& word_matrix);
+/// most attended source word (eos excluded). Pharaoh "src-tgt" pairs, 0-based. The last
+/// column is always the source eos; the last row is the target eos if `target_has_eos`.
+std::string pharaoh_alignment(const std::vector<std::vector<double>>& word_matrix, bool target_has_eos);
 
 struct ExportInput {
   long line = 0;

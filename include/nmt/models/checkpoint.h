@@ -18,6 +18,7 @@ struct LoadedModel {
   ModelPtr model;
   Tokenizer source_tokenizer;
   Tokenizer target_tokenizer;
+  int64_t step = -1;  ///< training updates behind these weights (-1: not recorded, older files)
 };
 
 /// Loads a checkpoint for inference: builds the model from the stored config, loads
@@ -28,9 +29,12 @@ LoadedModel load_model(const std::string& path, const torch::Device& device = to
 /// under the "training" key when given. Atomic: temp file + fsync + rename.
 void save_checkpoint(const std::string& path, const Config& config, Seq2SeqModel& model,
                      const Tokenizer& source_tokenizer, const Tokenizer& target_tokenizer,
-                     torch::serialize::OutputArchive* training_state = nullptr);
+                     torch::serialize::OutputArchive* training_state = nullptr, int64_t step = -1);
 
-/// Reads a checkpoint's archive (for resuming). Throws nmt::Error naming the file.
+/// Reads a checkpoint's archive (for resuming): checks the seal (checksum) first.
+/// Throws nmt::Error naming the file: missing, corrupted, truncated, or not a checkpoint.
 torch::serialize::InputArchive read_checkpoint_archive(const std::string& path);
+/// The step stored in an archive, -1 if none.
+int64_t checkpoint_step(torch::serialize::InputArchive& archive);
 
 }  // namespace nmt

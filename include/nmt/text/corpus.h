@@ -43,6 +43,7 @@ ParallelCorpus read_parallel_corpus(const std::string& source_path, const std::s
 struct EncodedCorpus {
   std::vector<std::vector<int>> source, target;
   std::vector<long> line_numbers;
+  std::vector<size_t> kept;  ///< per pair, its index in the ParallelCorpus it came from
   long too_long_skipped = 0;
   long empty_skipped = 0;
 };

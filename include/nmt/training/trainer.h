@@ -3,6 +3,7 @@
 // schedule; periodic validation (loss, perplexity, greedy BLEU); atomic checkpoints
 // `last` (resumable) and `best`; early stopping; clean stop on SIGINT/SIGTERM;
 // data-parallel over several processes (see distributed.h).
+#include <optional>
 #include <string>
 
 #include "nmt/base/config.h"
@@ -20,8 +21,14 @@ struct TrainerOptions {
   std::string device = "cpu";           ///< cpu | cuda
   bool resume = false;                  ///< continue from DIR/last.pt (also done when it exists)
   bool quiet = false;                   ///< no progress lines on stderr (tests)
-  /// Limits given on the command line; on resume they replace the stored ones.
-  bool override_limits = false;
+  /// Limits given on the command line. On resume each one given replaces the stored one;
+  /// the others keep their stored values. (On a fresh start `config` already has them.)
+  std::optional<int64_t> max_steps, max_epochs;
+  std::optional<double> max_time_minutes;
+  /// A config was given (--config, --set, --arch, --seed). On resume it must equal the
+  /// stored config apart from the limits: a change is an error naming the keys, never
+  /// silently dropped. When false, resuming takes the stored config as it is.
+  bool config_given = false;
   /// Data-parallel training: this process's place among world_size ranks. Only rank 0
   /// reads last.pt, validates, logs and writes the model directory.
   DistributedOptions distributed;
@@ -38,6 +45,9 @@ struct TrainingResult {
 };
 
 /// Runs training to the end of the configured limits. Throws nmt::Error on bad input.
+/// Nothing in the model directory changes before the config and the inputs have been
+/// checked; the directory is locked (flock) for the run. A run already at its limits
+/// takes no step and writes nothing.
 TrainingResult train(const TrainerOptions& options);
 
 }  // namespace nmt

@@ -41,8 +41,16 @@ class TrainingLoop {
 
 class TrainingLog {
  public:
-  /// An empty path writes no JSON lines (the non-zero ranks of a distributed run).
-  TrainingLog(const std::string& jsonl_path, bool quiet);
+  /// With `records`, JSON records are kept in memory until open() (nothing touches the
+  /// model directory before a run's inputs are checked); without (the non-zero ranks of
+  /// a distributed run), none are kept.
+  TrainingLog(bool quiet, bool records);
+  /// Starts writing `jsonl_path`. Records of an earlier session with a step after
+  /// `resumed_step` (logged, then lost by a kill before the next last.pt) are dropped, so
+  /// each step appears once however often the run was interrupted. Then appends.
+  void open(const std::string& jsonl_path, int64_t resumed_step);
+  /// A failure, as the last record of the session.
+  void error(const std::string& text);
   void message(const std::string& text);
   void config(const Config& config, const std::vector<torch::Tensor>& parameters);
   void progress(int64_t step, double epoch, TrainingLoop& loop, double learning_rate);
@@ -51,7 +59,9 @@ class TrainingLog {
  private:
   void write(const nlohmann::json& record);
   std::ofstream jsonl_;
+  std::vector<nlohmann::json> pending_;  // records before open()
   bool quiet_;
+  bool records_;
 };
 
 std::string format_duration(double seconds);

@@ -15,6 +15,9 @@ namespace nmt {
 struct ValidationSet {
   EncodedCorpus encoded;
   std::vector<std::string> references;  ///< raw target lines of the kept pairs
+  /// The same, as the target tokenizer gives them back (encode + decode): what a perfect
+  /// translation would read, for metrics that compare whole strings (exact match).
+  std::vector<std::string> normalised_references;
 };
 
 struct ValidationResult {
