@@ -41,8 +41,9 @@ nlohmann::json to_json(const nmt::Translation& t, long line, const nmt::Tokenize
   return object;
 }
 
-// Writes one input line's result: the best text, n "ID ||| text ||| score" lines
-// (Moses n-best format, ID counted from 0) or one JSON object.
+// Writes one input line's result: the best text, n-best lines in Moses' format
+// "ID ||| text ||| features ||| total" (ID counted from 0; the one feature is the raw
+// log-probability, the total the penalised score that ranks them) or one JSON object.
 void write_result(const nmt::Translation& t, long line, const OutputOptions& out, int nbest,
                   const nmt::Tokenizer& target) {
   if (out.format == "jsonl") {
@@ -50,8 +51,9 @@ void write_result(const nmt::Translation& t, long line, const OutputOptions& out
               << '\n';
   } else if (nbest > 1) {
     for (size_t i = 0; i < t.hypotheses.size(); ++i)
-      std::cout << line - 1 << " ||| " << t.texts[i] << " ||| " << t.hypotheses[i].score << '\n';
-    if (t.hypotheses.empty()) std::cout << line - 1 << " ||| ||| 0\n";
+      std::cout << line - 1 << " ||| " << t.texts[i] << " ||| LogProb= " << t.hypotheses[i].log_prob << " ||| "
+                << t.hypotheses[i].score << '\n';
+    if (t.hypotheses.empty()) std::cout << line - 1 << " |||  ||| LogProb= 0 ||| 0\n";
   } else {
     std::cout << t.best_text() << '\n';
   }
@@ -122,7 +124,7 @@ int main(int argc, char** argv) {
         write_result(t, line_number, out, search.nbest, target);
         if (!out.reference_path.empty()) best.push_back(t.best_text());
       }
-      if (stream) std::cout.flush();
+      nmt::cli::check_stdout();  // a full disk stops the run here, not after all the input
       lines.clear();
     };
     for (std::string line; nmt::read_line(std::cin, line);) {

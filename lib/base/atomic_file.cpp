@@ -116,6 +116,37 @@ void write_file_atomically(const std::string& path, const std::string& contents)
   rename_or_throw(temporary, target);
 }
 
+AtomicFileWriter::AtomicFileWriter(const std::string& path) : path_(path), target_(resolve_write_target(path)) {
+  struct stat info;
+  const bool special = ::stat(target_.c_str(), &info) == 0 && !S_ISREG(info.st_mode);
+  if (special && S_ISDIR(info.st_mode)) throw Error("cannot write " + path + ": it is a directory");
+  if (!special) temporary_ = temporary_path_for(target_);
+  const auto& opened = special ? target_ : temporary_;
+  fd_ = ::open(opened.c_str(), special ? O_WRONLY : O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd_ < 0) throw Error("cannot write " + path + ": " + std::strerror(errno));
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!temporary_.empty()) ::unlink(temporary_.c_str());
+}
+
+void AtomicFileWriter::write(const std::string& bytes) {
+  if (fd_ < 0) throw Error("cannot write " + path_ + ": already committed");
+  if (const int failure = write_fd(fd_, bytes); failure != 0)
+    throw Error("cannot write " + path_ + ": " + std::strerror(failure));
+}
+
+void AtomicFileWriter::commit() {
+  int failure = temporary_.empty() || ::fsync(fd_) == 0 ? 0 : errno;
+  if (::close(fd_) != 0 && failure == 0) failure = errno;
+  fd_ = -1;
+  if (failure != 0) throw Error("cannot write " + path_ + ": " + std::strerror(failure));
+  if (temporary_.empty()) return;
+  rename_or_throw(temporary_, target_);
+  temporary_.clear();
+}
+
 AtomicFileGroup::~AtomicFileGroup() {
   for (const auto& entry : pending_) ::unlink(entry.first.c_str());
 }

@@ -29,6 +29,24 @@ class AtomicFileGroup {
   std::vector<std::pair<std::string, std::string>> pending_;  // temporary -> target
 };
 
+/// A file written in pieces that appears whole or not at all: into a temporary beside
+/// the target, renamed over it by commit(); destroyed without commit(), the temporary is
+/// removed and the target is unchanged. A FIFO or device is written in place.
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(const std::string& path);
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+  ~AtomicFileWriter();
+  /// Throws nmt::Error "cannot write PATH: REASON".
+  void write(const std::string& bytes);
+  void commit();
+
+ private:
+  std::string path_, target_, temporary_;  // temporary_ empty when writing in place
+  int fd_ = -1;
+};
+
 /// `path`, or the file a symbolic link at `path` points to.
 std::string resolve_write_target(const std::string& path);
 /// A unique temporary name next to `path` (same directory, so rename is atomic):
