@@ -94,13 +94,18 @@ std::string read_file(const std::string& path, const std::string& what) {
 }
 
 std::string resolve_write_target(const std::string& path) {
-  std::error_code error;
-  const auto status = std::filesystem::symlink_status(path, error);
-  if (error || status.type() != std::filesystem::file_type::symlink) return path;
-  // A symlink is followed: its target is what the user means, and must not go stale.
-  const auto target = std::filesystem::weakly_canonical(path, error);
-  if (error) throw Error("cannot write " + path + ": cannot resolve the symbolic link: " + error.message());
-  return target.string();
+  namespace fs = std::filesystem;
+  // A symlink is followed (through chains, to a target that may not exist yet): its
+  // target is what the user means, and must not be left stale behind a regular file.
+  fs::path current = path;
+  for (int depth = 0; depth < 40; ++depth) {
+    std::error_code error;
+    if (fs::symlink_status(current, error).type() != fs::file_type::symlink) return current.string();
+    const auto target = fs::read_symlink(current, error);
+    if (error) throw Error("cannot write " + path + ": cannot read the symbolic link: " + error.message());
+    current = target.is_absolute() ? target : current.parent_path() / target;
+  }
+  throw Error("cannot write " + path + ": too many levels of symbolic links");
 }
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
