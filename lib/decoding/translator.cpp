@@ -2,7 +2,11 @@
 
 #include <torch/torch.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <numeric>
 
 #include "nmt/text/batching.h"
@@ -15,15 +19,15 @@ namespace {
 
 // Splits length-sorted translations into batches by sentence count or padded tokens.
 std::vector<std::vector<Translation*>> make_search_batches(std::vector<Translation*> sorted,
-                                                           const TranslateOptions& options) {
+                                                           const TranslateOptions& options, int64_t max_sentences) {
   std::vector<std::vector<Translation*>> batches;
   std::vector<Translation*> current;
   size_t longest = 0;
   for (auto* item : sorted) {
     const size_t length = std::max(longest, item->source_ids.size() + 1);
-    const bool full = options.batch_size > 0
-                          ? static_cast<int64_t>(current.size()) >= options.batch_size
-                          : static_cast<int64_t>((current.size() + 1) * length) > options.batch_tokens;
+    const bool full = static_cast<int64_t>(current.size()) >= max_sentences ||
+                      (options.batch_size > 0 ? static_cast<int64_t>(current.size()) >= options.batch_size
+                                              : static_cast<int64_t>((current.size() + 1) * length) > options.batch_tokens);
     if (!current.empty() && full) {
       batches.push_back(std::move(current));
       current.clear();
@@ -34,6 +38,33 @@ std::vector<std::vector<Translation*>> make_search_batches(std::vector<Translati
   }
   if (!current.empty()) batches.push_back(std::move(current));
   return batches;
+}
+
+uint64_t physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+std::string gigabytes(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
+  return text;
+}
+
+// Beam search holds a few [rows, vocabulary] float matrices per step (log-probs, the
+// candidates, their top-k), rows = sentences x beam. A beam or batch whose matrices
+// cannot fit in half of the machine's memory is refused up front, or the batch is made
+// smaller, instead of being left to the kernel's out-of-memory killer.
+int64_t sentences_that_fit(int64_t beam, int64_t vocabulary) {
+  constexpr double kBytesPerScore = 4.0 * 4;  // float, about four live copies
+  const double per_sentence = static_cast<double>(beam) * static_cast<double>(vocabulary) * kBytesPerScore;
+  const double budget = static_cast<double>(physical_memory_bytes()) / 2;
+  if (budget <= 0) return std::numeric_limits<int64_t>::max();
+  if (per_sentence > budget)
+    throw Error("beam " + std::to_string(beam) + " needs about " + gigabytes(per_sentence) +
+                " per sentence for its scores (target vocabulary " + std::to_string(vocabulary) +
+                "), more than half of this machine's " + gigabytes(2 * budget) + "; use a smaller --beam");
+  return std::max<int64_t>(1, static_cast<int64_t>(budget / per_sentence));
 }
 
 }  // namespace
@@ -64,6 +95,7 @@ Translator::Translator(LoadedModel model, TranslateOptions options, const torch:
     : model_(std::move(model)), options_(std::move(options)), device_(device) {
   options_.validate();
   input_limit_ = nmt::input_token_limit(*model_.model, options_.search, options_.max_input_tokens);
+  max_batch_sentences_ = sentences_that_fit(options_.search.beam, model_.config.model.target_vocab);
   model_.model->eval();
 }
 
@@ -119,7 +151,7 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
   std::stable_sort(pending.begin(), pending.end(), [](const Translation* a, const Translation* b) {
     return a->source_ids.size() > b->source_ids.size();
   });
-  for (auto& batch : make_search_batches(pending, options_)) search_batch(batch);
+  for (auto& batch : make_search_batches(pending, options_, max_batch_sentences_)) search_batch(batch);
   return translations;
 }
 

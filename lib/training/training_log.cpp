@@ -73,6 +73,10 @@ void TrainingLog::open(const std::string& jsonl_path, int64_t resumed_step) {
   bool dropped = false;
   while (std::getline(previous, line)) {
     const auto record = nlohmann::json::parse(line, nullptr, false);
+    if (record.is_discarded() && previous.peek() == std::char_traits<char>::eof()) {
+      dropped = true;  // the last line, torn by a kill in the middle of writing it
+      continue;
+    }
     const bool replayed = record.is_object() && record.contains("step") && record["step"].is_number_integer() &&
                           record["step"].get<int64_t>() > resumed_step;
     if (replayed) dropped = true;

@@ -40,6 +40,8 @@ int64_t input_token_limit(const Seq2SeqModel& model, const SearchOptions& search
 
 class Translator {
  public:
+  /// Throws nmt::Error for invalid options, or a beam whose scores alone would not fit
+  /// in half of the machine's memory (smaller batches are used when only a batch would not).
   Translator(LoadedModel model, TranslateOptions options, const torch::Device& device);
 
   /// One Translation per line, in input order. Never throws for bad lines; they get a
@@ -60,6 +62,7 @@ class Translator {
   TranslateOptions options_;
   torch::Device device_;
   int64_t input_limit_ = 0;
+  int64_t max_batch_sentences_ = 0;  // what the machine's memory holds at this beam size
 };
 
 }  // namespace nmt
