@@ -1,5 +1,6 @@
 // nmt-eval: corpus scores of a hypothesis file against a reference: any registered metric
 // (BLEU and chrF as sacreBLEU computes them by default, exact match).
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 
@@ -45,7 +46,7 @@ int main(int argc, char** argv) {
                        std::to_string(references.size()));
     for (const auto* metric : chosen) {
       const auto result = metric->score(hypotheses, references);
-      if (score_only) std::printf("%.2f\n", result.score);
+      if (score_only) std::cout << std::fixed << std::setprecision(2) << result.score << '\n';
       else std::cout << result.summary << '\n';
       std::cout.flush();
     }

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <thread>
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +16,48 @@
 #include "nmt_version.h"
 
 namespace nmt::cli {
+namespace {
+
+// std::cout's buffer, writing to descriptor 1 itself, so that the reason of the first
+// failed write (ENOSPC, EBADF, ...) is kept until the tool reports it.
+class CheckedStdout : public std::streambuf {
+ public:
+  CheckedStdout() { setp(buffer_, buffer_ + sizeof buffer_); }
+  int error() const { return error_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (sync() != 0) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override {
+    const char* data = pbase();
+    size_t left = static_cast<size_t>(pptr() - pbase());
+    while (left > 0 && error_ == 0) {
+      const ssize_t n = ::write(STDOUT_FILENO, data, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) error_ = errno;
+      else data += n, left -= static_cast<size_t>(n);
+    }
+    setp(buffer_, buffer_ + sizeof buffer_);
+    return error_ == 0 ? 0 : -1;
+  }
+
+ private:
+  char buffer_[1 << 16];
+  int error_ = 0;
+};
+
+CheckedStdout& checked_stdout() {
+  static CheckedStdout buffer;
+  return buffer;
+}
+
+}  // namespace
 
 std::string project_version() { return NMT_VERSION; }
 
@@ -43,6 +87,7 @@ int run(CLI::App& app, CommonOptions& options, int argc, char** argv,
     return code == 0 ? 0 : kExitUsage;
   }
   try {
+    std::cout.rdbuf(&checked_stdout());
     apply_threads(options.threads);
     const int code = body();
     check_stdout();
@@ -58,11 +103,10 @@ int run(CLI::App& app, CommonOptions& options, int argc, char** argv,
 }
 
 void check_stdout() {
-  errno = 0;
   std::cout.flush();
-  const bool flushed = std::fflush(stdout) == 0;
-  if (flushed && std::cout.good() && !std::ferror(stdout)) return;
-  const int reason = errno;
+  const bool ours = std::cout.rdbuf() == &checked_stdout();
+  const int reason = ours ? checked_stdout().error() : 0;
+  if (std::cout.good() && reason == 0 && std::fflush(stdout) == 0 && !std::ferror(stdout)) return;
   throw Error(std::string("cannot write stdout: ") + (reason != 0 ? std::strerror(reason) : "write error"));
 }
 

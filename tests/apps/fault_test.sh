@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Faults at the tools' edges, as a user meets them: a full disk or a closed stdout for
+# every tool that writes output, usage errors, outputs that are symlinks or FIFOs,
+# damaged and foreign checkpoints, lines with no tokens, an impossible beam, two runs on
+# one model directory. Each must give a clear message and the documented exit code
+# (0 ok, 1 failure, 2 usage), and leave what existed before unchanged.
+# Usage: fault_test.sh BIN_DIR SOURCE_DIR
+set -euo pipefail
+BIN=$1
+SRC=$2
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# expect CODE "what stderr must say" command... (stdout and stderr captured)
+expect() {
+  local code=$1 needle=$2; shift 2
+  local got=0
+  "$@" >"$WORK/out" 2>"$WORK/err" || got=$?
+  [ "$got" -eq "$code" ] || { cat "$WORK/err" >&2; fail "exit $got, expected $code: $*"; }
+  grep -qF -- "$needle" "$WORK/err" || { cat "$WORK/err" >&2; fail "stderr of '$*' does not say '$needle'"; }
+}
+# run_to_full CODE "needle" command...: stdout is /dev/full
+run_to_full() {
+  local code=$1 needle=$2; shift 2
+  local got=0
+  "$@" >/dev/full 2>"$WORK/err" || got=$?
+  [ "$got" -eq "$code" ] || { cat "$WORK/err" >&2; fail "exit $got with stdout on /dev/full, expected $code: $*"; }
+  grep -qF -- "$needle" "$WORK/err" || { cat "$WORK/err" >&2; fail "'$*' to /dev/full does not say '$needle'"; }
+}
+
+head -300 "$SRC/data/numbers/train.en" >"$WORK/train.en"
+head -300 "$SRC/data/numbers/train.de" >"$WORK/train.de"
+head -20 "$SRC/data/numbers/valid.en" >"$WORK/valid.en"
+head -20 "$SRC/data/numbers/valid.de" >"$WORK/valid.de"
+"$BIN/nmt-spm-train" --input "$WORK/train.en" "$WORK/train.de" --model-prefix "$WORK/spm" --vocab-size 60 \
+  --model-type bpe 2>/dev/null
+cat >"$WORK/tiny.json" <<'JSON'
+{"model": {"arch": "transformer", "transformer": {"d_model": 32, "heads": 2, "ffn_dim": 64, "encoder_layers": 1,
+           "decoder_layers": 1}},
+ "train": {"batch_tokens": 400, "schedule": "constant", "learning_rate": 0.003, "valid_every": 5,
+           "valid_max_sentences": 5, "max_steps": 5}}
+JSON
+TRAIN=(--config "$WORK/tiny.json" --train-src "$WORK/train.en" --train-tgt "$WORK/train.de"
+       --valid-src "$WORK/valid.en" --valid-tgt "$WORK/valid.de" --src-spm "$WORK/spm.model" --tgt-spm "$WORK/spm.model")
+"$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/run" --threads 1 --quiet >/dev/null
+MODEL=$WORK/run/best.pt
+head -3 "$WORK/valid.en" >"$WORK/in.txt"
+
+# A full disk or a closed stdout: exit 1 and a message, for every tool that writes output.
+run_to_full 1 "cannot write stdout: No space left on device" "$BIN/nmt-translate" --model "$MODEL" --quiet <"$WORK/in.txt"
+run_to_full 1 "cannot write stdout: No space left on device" "$BIN/nmt-translate" --model "$MODEL" --batch-size 1 <"$WORK/in.txt"
+run_to_full 1 "cannot write stdout: No space left on device" "$BIN/nmt-eval" --ref "$WORK/valid.en" <"$WORK/valid.en"
+run_to_full 1 "cannot write stdout: No space left on device" "$BIN/nmt-align" --model "$MODEL" <"$WORK/in.txt"
+run_to_full 1 "cannot write stdout" "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/full-run" --threads 1 --quiet
+expect 1 "cannot write /dev/full: No space left on device" "$BIN/nmt-align" --model "$MODEL" --output /dev/full <"$WORK/in.txt"
+expect 1 "cannot write /dev/full: No space left on device" "$BIN/nmt-align" --model "$MODEL" --html /dev/full <"$WORK/in.txt"
+got=0; "$BIN/nmt-translate" --model "$MODEL" --quiet <"$WORK/in.txt" >&- 2>"$WORK/err" || got=$?
+[ "$got" -eq 1 ] && grep -qF "cannot write stdout" "$WORK/err" || fail "closed stdout: exit $got"
+
+# Usage errors exit 2, for every tool.
+for tool in nmt-translate nmt-eval nmt-align nmt-train nmt-spm-train nmt-make-numbers; do
+  expect 2 "Run with --help" "$BIN/$tool" --no-such-flag
+done
+expect 2 "--beam" "$BIN/nmt-translate" --model "$MODEL" --beam many
+"$BIN/nmt-translate" --help >"$WORK/help.txt" || fail "--help does not exit 0"
+grep -q -- "--beam" "$WORK/help.txt" || fail "--help does not list the options"
+
+# Outputs that are not regular files: a symlink is followed, a FIFO written in place.
+echo old >"$WORK/target.jsonl"
+ln -s "$WORK/target.jsonl" "$WORK/link.jsonl"
+"$BIN/nmt-align" --model "$MODEL" --output "$WORK/link.jsonl" <"$WORK/in.txt" 2>/dev/null
+[ -L "$WORK/link.jsonl" ] || fail "--output replaced a symlink by a file"
+[ "$(wc -l <"$WORK/target.jsonl")" -eq 3 ] || fail "--output through a symlink did not reach its target"
+mkfifo "$WORK/pipe.jsonl"
+cat "$WORK/pipe.jsonl" >"$WORK/from-pipe.jsonl" &
+reader=$!
+"$BIN/nmt-align" --model "$MODEL" --output "$WORK/pipe.jsonl" <"$WORK/in.txt" 2>/dev/null
+wait "$reader"
+[ -p "$WORK/pipe.jsonl" ] || fail "--output replaced a FIFO"
+[ "$(wc -l <"$WORK/from-pipe.jsonl")" -eq 3 ] || fail "the FIFO reader did not get 3 lines"
+# A failed run leaves an existing --output as it was.
+cp "$WORK/target.jsonl" "$WORK/before.jsonl"
+expect 1 "not an nmt checkpoint" "$BIN/nmt-align" --model "$WORK/train.en" --output "$WORK/target.jsonl" <"$WORK/in.txt"
+cmp -s "$WORK/target.jsonl" "$WORK/before.jsonl" || fail "a failed nmt-align changed its --output"
+
+# Damaged, truncated and foreign checkpoints: clear errors, never a translation.
+python3 - "$MODEL" "$WORK/flipped.pt" "$WORK/truncated.pt" <<'PY'
+import random, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+rng = random.Random(7)
+flipped = bytearray(data)
+for _ in range(50):
+    i = rng.randrange(200, len(flipped))  # past the header: the payload
+    flipped[i] ^= 1 << rng.randrange(8)
+open(sys.argv[2], "wb").write(flipped)
+open(sys.argv[3], "wb").write(data[: len(data) // 2])
+PY
+expect 1 "flipped.pt is corrupted (checksum mismatch)" "$BIN/nmt-translate" --model "$WORK/flipped.pt" <"$WORK/in.txt"
+expect 1 "truncated.pt is truncated" "$BIN/nmt-translate" --model "$WORK/truncated.pt" <"$WORK/in.txt"
+expect 1 "not an nmt checkpoint" "$BIN/nmt-translate" --model "$WORK/spm.model" <"$WORK/in.txt"
+expect 2 "is actually a directory" "$BIN/nmt-translate" --model "$WORK/run" <"$WORK/in.txt"
+# The checkpoint of an older main still translates (no seal, flat config).
+"$BIN/nmt-translate" --model "$SRC/tests/fixtures/main-896ef85/gru.pt" --quiet <"$WORK/in.txt" >"$WORK/old.txt"
+[ "$(wc -l <"$WORK/old.txt")" -eq 3 ] || fail "the old checkpoint did not translate"
+
+# A line with no tokens (zero-width space, BOM, control bytes): a warning, never a crash.
+printf 'three\n\xe2\x80\x8b\n\xef\xbb\xbf\n\x01\x02\nfour\n' >"$WORK/invisible.txt"
+"$BIN/nmt-translate" --model "$MODEL" <"$WORK/invisible.txt" >"$WORK/out.txt" 2>"$WORK/err.txt"
+[ "$(wc -l <"$WORK/out.txt")" -eq 5 ] || fail "nmt-translate did not keep one line per input line"
+grep -q "line 2: the line has no tokens" "$WORK/err.txt" || fail "no warning for the zero-width line"
+"$BIN/nmt-align" --model "$MODEL" <"$WORK/invisible.txt" >"$WORK/align.jsonl" 2>"$WORK/err.txt" ||
+  fail "nmt-align failed on lines without tokens"
+[ "$(grep -c '"skipped":true' "$WORK/align.jsonl")" -ge 2 ] || fail "nmt-align did not mark the empty lines skipped"
+
+# An impossible beam is refused up front, not left to the out-of-memory killer.
+expect 1 "use a smaller --beam" "$BIN/nmt-translate" --model "$MODEL" --beam 100000000 <"$WORK/in.txt"
+
+# Two runs on one model directory: the second fails at once, naming it.
+"$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/busy" --max-steps 100000 --threads 1 --quiet >/dev/null 2>&1 &
+first=$!
+for _ in $(seq 100); do [ -f "$WORK/busy/config.json" ] && break; sleep 0.1; done
+expect 1 "$WORK/busy is in use by another process" "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/busy" --threads 1
+kill -TERM "$first"
+wait "$first" || fail "the first run did not stop cleanly"
+echo "fault tests passed"
