@@ -12,6 +12,7 @@ packages=(
   libgoogle-perftools-dev
   libgloo-dev
   zlib1g-dev  # CRC-32 of checkpoints
+  clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer with ASan/UBSan
   chromium time python3  # tests: HTML heatmap in a headless browser; bench: peak memory
 )
 

@@ -67,10 +67,13 @@ Unsealed unseal(std::string_view bytes, std::string_view kind, const std::string
   if (kind_end == std::string_view::npos || bytes.substr(position, kind_end - position) != kind)
     throw Error(path + ": bad header (not a sealed " + std::string(kind) + ")");
   position = kind_end + 1;
+  // Only the canonical form seal() writes: a header that differs in any byte is damaged.
   uint64_t checksum = 0, length = 0;
-  if (!parse_number(header_field(bytes, position, "crc32", path), 16, checksum) || checksum > 0xffffffffULL)
+  const auto checksum_text = header_field(bytes, position, "crc32", path);
+  if (checksum_text.size() != 8 || !parse_number(checksum_text, 16, checksum))
     throw Error(path + ": bad header (crc32 is not 8 hex digits)");
-  if (!parse_number(header_field(bytes, position, "bytes", path), 10, length))
+  const auto length_text = header_field(bytes, position, "bytes", path);
+  if (!parse_number(length_text, 10, length) || (length_text.size() > 1 && length_text[0] == '0'))
     throw Error(path + ": bad header (bytes is not a number)");
   if (position >= bytes.size() || bytes[position] != '\n') throw Error(path + ": bad header (no blank line)");
   const auto payload = bytes.substr(position + 1);

@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "nmt/base/error.h"
-#include "nmt/text/tokenizer.h"
 
 namespace nmt {
 namespace {
@@ -105,35 +104,6 @@ ParallelCorpus read_parallel_corpus(const std::string& source_path, const std::s
     corpus.line_numbers.push_back(static_cast<long>(i) + 1);
   }
   return corpus;
-}
-
-EncodedCorpus encode_parallel_corpus(const ParallelCorpus& corpus, const Tokenizer& source_tokenizer,
-                                     const Tokenizer& target_tokenizer, size_t max_tokens) {
-  EncodedCorpus encoded;
-  encoded.empty_skipped = corpus.empty_skipped;
-  for (size_t i = 0; i < corpus.source.size(); ++i) {
-    auto source = source_tokenizer.encode(corpus.source[i]);
-    auto target = target_tokenizer.encode(corpus.target[i]);
-    if (max_tokens > 0 && (source.size() > max_tokens || target.size() > max_tokens)) {
-      ++encoded.too_long_skipped;
-      continue;
-    }
-    encoded.source.push_back(std::move(source));
-    encoded.target.push_back(std::move(target));
-    encoded.line_numbers.push_back(corpus.line_numbers[i]);
-    encoded.kept.push_back(i);
-  }
-  return encoded;
-}
-
-std::string describe(const ParallelCorpus& corpus, const EncodedCorpus& encoded,
-                     const std::string& source_path, const std::string& target_path,
-                     size_t max_tokens) {
-  std::ostringstream out;
-  out << "read " << corpus.total_lines << " lines from " << source_path << " / " << target_path
-      << ": kept " << encoded.source.size() << ", skipped " << corpus.empty_skipped << " empty";
-  if (max_tokens > 0) out << ", " << encoded.too_long_skipped << " over " << max_tokens << " tokens";
-  return out.str();
 }
 
 }  // namespace nmt

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses of tests/fuzz/ with clang-14, AddressSanitizer and
+# UndefinedBehaviorSanitizer, and runs each. Usage:
+#   scripts/fuzz.sh [SECONDS]        run each harness for SECONDS (default 60)
+#   scripts/fuzz.sh --runs N         run each harness for N executions
+# Prints, per harness, the executions done and whether it crashed; exits 1 on a crash
+# (the crashing input is kept in build-fuzz/crashes/). Needs clang-14 and
+# libclang-rt-14-dev (scripts/install-deps.sh installs them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+limit=(-max_total_time="${1:-60}")
+if [ "${1:-}" = "--runs" ]; then limit=(-runs="$2"); fi
+CXX=${CXX:-clang++-14}
+OUT=${FUZZ_OUT:-build-fuzz}
+mkdir -p "$OUT/crashes"
+FLAGS=(-std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude)
+# What each harness needs of the library: only torch-free files.
+declare -A sources=(
+  [fuzz_corpus]="lib/base/error.cpp lib/text/corpus.cpp"
+  [fuzz_config]="lib/base/error.cpp lib/base/config.cpp"
+  [fuzz_metrics]="lib/eval/metrics.cpp"
+  [fuzz_checkpoint_seal]="lib/base/error.cpp lib/base/sealed_file.cpp"
+)
+declare -A libraries=([fuzz_checkpoint_seal]="-lz")
+status=0
+for harness in fuzz_corpus fuzz_config fuzz_metrics fuzz_checkpoint_seal; do
+  # shellcheck disable=SC2086
+  "$CXX" "${FLAGS[@]}" "tests/fuzz/$harness.cpp" ${sources[$harness]} -o "$OUT/$harness" ${libraries[$harness]:-}
+  mkdir -p "$OUT/corpus/$harness"
+  log="$OUT/$harness.log"
+  if "$OUT/$harness" "${limit[@]}" -rss_limit_mb=2048 -max_len=4096 -artifact_prefix="$OUT/crashes/$harness-" \
+      "$OUT/corpus/$harness" >"$log" 2>&1; then
+    result="no crash"
+  else
+    result="CRASH (see $log)"
+    status=1
+  fi
+  runs=$(grep -oE 'Done [0-9]+ runs' "$log" | grep -oE '[0-9]+' || echo "?")
+  printf '%-22s %12s executions  %s\n' "$harness" "$runs" "$result"
+done
+exit $status

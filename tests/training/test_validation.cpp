@@ -1,0 +1,39 @@
+// Validation: every registered metric is scored, exact match against the references as
+// the tokenizer gives them back (a perfect translation is not a miss for spacing or
+// Unicode normalisation).
+#include <catch2/catch.hpp>
+#include <torch/torch.h>
+
+#include "nmt/decoding/search.h"
+#include "nmt/text/batching.h"
+#include "nmt/training/validation.h"
+#include "support/tiny_task.h"
+
+using namespace nmt;
+
+TEST_CASE("validation scores every metric; exact match uses normalised references", "[validation]") {
+  test::ScratchDir dir;
+  test::make_tiny_task(dir);
+  auto model = test::random_model(dir, "transformer", 3);
+  const auto corpus = read_parallel_corpus(dir.file("valid.en"), dir.file("valid.de"));
+  ValidationSet data;
+  data.encoded = encode_parallel_corpus(corpus, model.source_tokenizer, model.target_tokenizer, 0);
+  // What the model's greedy search says, as raw "references" that differ only in spacing.
+  SearchOptions greedy;
+  greedy.beam = 1;
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < data.encoded.source.size(); ++i) {
+    const std::vector<const std::vector<int>*> row{&data.encoded.source[i]};
+    const auto output = greedy_search(*model.model, pad_sequences(row, -1, SpecialIds::kEos), greedy);
+    const auto text = model.target_tokenizer.decode(output[0].tokens);
+    data.normalised_references.push_back(text);
+    data.references.push_back("  " + text + "  ");  // the tokenizer drops these spaces
+  }
+  const auto result = validate(*model.model, data, model.target_tokenizer, 4096, 0, torch::kCPU);
+  CHECK(result.scores.count("bleu") == 1);
+  CHECK(result.scores.count("chrf") == 1);
+  CHECK(result.scores.at("exact_match") == Approx(100.0));
+  CHECK(result.metric("exact_match") == Approx(100.0));
+  CHECK(result.metric("loss") == Approx(-result.loss));
+  CHECK_THROWS(result.metric("ter"));
+}
