@@ -11,7 +11,9 @@ packages=(
   libcli11-dev nlohmann-json3-dev catch2
   libgoogle-perftools-dev
   libgloo-dev
+  libcpp-httplib-dev  # nmt-serve's HTTP server
   chromium time python3  # tests: HTML heatmap in a headless browser; bench: peak memory
+  curl wrk  # tests: nmt-serve over HTTP; bench: bench/serve_load.sh
 )
 
 as_root() {
