@@ -164,7 +164,7 @@ done
 before=$(curl -s "$URL/health")
 clients=()
 for c in $(seq 0 11); do post /v1/translate "$WORK/c$c.json" "$WORK/c$c.out" >"$WORK/c$c.status" & clients+=($!); done
-wait "${clients[@]}"  # (a bare wait would wait for the server too)
+wait "${clients[@]}" || true  # (a bare wait would wait for the server too); statuses checked below
 for c in $(seq 0 11); do
   [ "$(cat "$WORK/c$c.status")" = 200 ] || fail "concurrent client $c: status $(cat "$WORK/c$c.status")"
   same_as_translate "$WORK/c$c.out" "$WORK/c$c.expected" || fail "concurrent client $c: answer differs from nmt-translate"
@@ -230,7 +230,7 @@ sleep 0.5
 kill -TERM "$SERVER_PID"
 wait "$SERVER_PID" || fail "nmt-serve did not exit 0 on SIGTERM with requests in flight"
 SERVER_PID=
-wait "${clients[@]}"
+wait "${clients[@]}" || true  # curl fails when the server dropped a request: checked below
 for c in 1 2 3; do
   [ "$(cat "$WORK/f$c.status")" = 200 ] || fail "in-flight request $c: status $(cat "$WORK/f$c.status")"
   same_as_translate "$WORK/f$c.out" "$WORK/b3n3.jsonl" || fail "in-flight request $c: wrong answer"
