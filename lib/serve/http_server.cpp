@@ -64,7 +64,7 @@ void HttpServer::bind() {
   const auto& host = settings_.host;
   port_ = settings_.port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, settings_.port) ? settings_.port : -1);
   if (port_ <= 0) {
-    const std::string reason = errno != 0 ? std::strerror(errno) : "cannot bind";
+    const std::string reason = errno != 0 ? std::strerror(errno) : "unknown host or address not available";
     throw Error("cannot listen on " + host + ":" + std::to_string(settings_.port) + ": " + reason);
   }
 }

@@ -37,7 +37,9 @@ class HttpServer {
   int port() const { return port_; }
   /// Serves until stop(); requests in flight are answered before it returns.
   void serve();
-  /// Stops accepting; safe from any thread, before or during serve().
+  /// Stops accepting and returns once serve() has returned (requests in flight answered,
+  /// idle keep-alive connections closed within their 2 s timeout). From another thread,
+  /// while or just before serve() runs: it waits for serve() to finish.
   void stop();
 
  private:
