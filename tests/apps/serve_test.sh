@@ -220,12 +220,12 @@ wait "$SERVER_PID" || fail "nmt-serve did not exit 0 on SIGINT"
 SERVER_PID=
 
 # --- SIGTERM with requests in flight: they are answered, then exit 0 ------------------
-# --max-wait-ms 1500 keeps the requests queued when the signal arrives.
-start_server --beam 3 --max-wait-ms 1500
+# --max-wait-ms 3000 keeps the requests queued when the signal arrives (1 s after sending).
+start_server --beam 3 --max-wait-ms 3000
 to_request "$WORK/lines.txt" '{"beam": 3, "nbest": 3}' >"$WORK/req.json"
 clients=()
 for c in 1 2 3; do post /v1/translate "$WORK/req.json" "$WORK/f$c.out" >"$WORK/f$c.status" & clients+=($!); done
-sleep 0.5
+sleep 1
 [ ! -s "$WORK/f1.status" ] || fail "the in-flight requests were answered before the signal (test would prove nothing)"
 kill -TERM "$SERVER_PID"
 wait "$SERVER_PID" || fail "nmt-serve did not exit 0 on SIGTERM with requests in flight"
