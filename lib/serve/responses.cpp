@@ -3,9 +3,13 @@
 namespace nmt::serve {
 namespace {
 
-nlohmann::json hypothesis_json(const HypothesisResult& h, bool attention) {
+// `line`: 1-based within the request (the worker saw the whole cross-request batch).
+nlohmann::json hypothesis_json(const HypothesisResult& h, bool attention, long line) {
   nlohmann::json object = {{"text", h.text}, {"score", h.score}, {"log_prob", h.log_prob}, {"tokens", h.tokens}};
-  if (attention) object["attention"] = h.attention;
+  if (attention) {
+    object["attention"] = h.attention;
+    if (h.attention.is_object()) object["attention"]["line"] = line;
+  }
   return object;
 }
 
@@ -20,13 +24,15 @@ nlohmann::json empty_hypothesis(bool attention) {
 
 nlohmann::json translate_response(const std::vector<LineResult>& results, const JobOptions& options) {
   nlohmann::json translations = nlohmann::json::array();
-  for (const auto& line : results) {
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& line = results[i];
+    const long number = static_cast<long>(i) + 1;
     nlohmann::json entry = line.hypotheses.empty() ? empty_hypothesis(options.attention)
-                                                   : hypothesis_json(line.hypotheses.front(), options.attention);
+                                                   : hypothesis_json(line.hypotheses.front(), options.attention, number);
     if (!line.warning.empty()) entry["warning"] = line.warning;
     if (options.nbest > 1) {
       nlohmann::json list = nlohmann::json::array();
-      for (const auto& h : line.hypotheses) list.push_back(hypothesis_json(h, options.attention));
+      for (const auto& h : line.hypotheses) list.push_back(hypothesis_json(h, options.attention, number));
       entry["nbest"] = list;
     }
     translations.push_back(std::move(entry));

@@ -43,6 +43,7 @@ LineResult TranslationService::to_result(const Translation& translation, const s
     for (int id : h.tokens) out.tokens.push_back(model_.target_tokenizer.piece(id));
     if (h.finished) out.tokens.push_back("</s>");
     if (options.attention) {
+      // line 1 here; responses.cpp numbers it within its request.
       const ExportInput input{1, "translate", line, translation.source_ids, &h, out.text};
       out.attention = export_attention(model_, input, AttentionExportOptions{});
     }

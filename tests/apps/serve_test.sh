@@ -98,9 +98,10 @@ to_request "$WORK/lines.txt" '{"beam": 3, "nbest": 2, "attention": true}' >"$WOR
 post /v1/translate "$WORK/req.json" "$WORK/att.json" >/dev/null
 python3 - "$WORK/att.json" <<'PY' || fail "attention objects are missing or malformed"
 import json, sys
-for t in json.load(open(sys.argv[1]))["translations"]:
+for i, t in enumerate(json.load(open(sys.argv[1]))["translations"]):
     for h in t["nbest"]:
         a = h["attention"]
+        assert a["line"] == i + 1 and a["mode"] == "translate", "line number within the request"
         assert a["has_attention"] and a["target"]["pieces"] == h["tokens"], "pieces differ"
         assert len(a["attention"]) == len(a["target"]["pieces"]) and len(a["attention"][0]) == len(a["source"]["pieces"])
         assert len(a["layers"]) == 2 and len(a["layers"][0]["heads"]) == 2
