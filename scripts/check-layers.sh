@@ -16,6 +16,7 @@ declare -A may_use=(
   [export]="base text models decoding"
   [training]="base text models decoding eval"
   [tasks]="base"
+  [serve]="base text models decoding eval export"
 )
 
 status=0

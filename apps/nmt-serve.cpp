@@ -1,0 +1,108 @@
+// nmt-serve: a translation server (JSON API, OpenNMT-py's REST shape, a page with the
+// attention heatmap) over one checkpoint; docs/serve.md describes the API.
+#include <ATen/Parallel.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstring>
+#include <iostream>
+#include <thread>
+
+#include "nmt/base/cli.h"
+#include "nmt/base/device.h"
+#include "nmt/base/error.h"
+#include "nmt/serve/batch_queue.h"
+#include "nmt/serve/http_server.h"
+#include "nmt/serve/translation_service.h"
+
+namespace {
+
+// Blocked in every thread (they all start after this), taken by one sigwait() thread.
+sigset_t shutdown_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);  // main's own wake-up when serving ended without a signal
+  return set;
+}
+
+// Serves until SIGINT/SIGTERM, then lets the requests in flight finish.
+void serve_until_signal(nmt::serve::HttpServer& server, const sigset_t& signals) {
+  std::thread waiter([&] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    if (signal == SIGUSR1) return;
+    std::cerr << "nmt-serve: " << strsignal(signal) << ": no new connections, finishing requests in flight" << std::endl;
+    server.stop();
+  });
+  server.serve();
+  pthread_kill(waiter.native_handle(), SIGUSR1);  // ignored if it already returned
+  waiter.join();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Translation server: POST /v1/translate (JSON), POST /translator/translate (OpenNMT-py's REST shape),\n"
+               "GET /health, GET /v1/model, and GET / a page with the n-best list and the attention heatmap.\n"
+               "Requests are batched together on one translation thread. SIGINT/SIGTERM: stop accepting,\n"
+               "answer what is in flight, exit 0. API: docs/serve.md",
+               "nmt-serve"};
+  nmt::cli::CommonOptions common;
+  nmt::cli::add_common_options(app, common);
+  std::string model_path, device_name = "cpu";
+  nmt::serve::ServerSettings settings;
+  nmt::serve::BatchSettings batching;
+  nmt::TranslateOptions base;
+  int max_wait_ms = 5;
+  auto& d = settings.defaults;
+  app.add_option("--model", model_path, "Checkpoint (DIR/best.pt from nmt-train)")->required()->check(CLI::ExistingFile);
+  app.add_option("--host", settings.host, "Address to listen on (loopback by default; 0.0.0.0 for all)")->capture_default_str();
+  app.add_option("--port", settings.port, "Port (0 = any free one, printed at start)")->check(CLI::Range(0, 65535))->capture_default_str();
+  app.add_option("--http-threads", settings.http_threads, "Connections served at once")->check(CLI::Range(1, 1024))->capture_default_str();
+  app.add_option("--max-batch-tokens", batching.max_batch_tokens, "Source tokens translated together (across requests)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--max-wait-ms", max_wait_ms, "Longest a request waits for others to batch with")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--beam", d.beam, "Default beam size (1 = greedy); requests may choose up to 32")->check(CLI::Range(1, 32))->capture_default_str();
+  app.add_option("--nbest", d.nbest, "Default hypotheses per line (<= beam); n_best of /translator/translate")
+      ->check(CLI::Range(1, 32))->capture_default_str();
+  app.add_option("--alpha", d.alpha, "Default GNMT length penalty; 0 = none")->check(CLI::Range(0.0, 10.0))->capture_default_str();
+  app.add_option("--max-lines", settings.limits.max_lines, "Most lines per request (more: HTTP 413)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--max-line-bytes", settings.limits.max_line_bytes, "Most bytes per line (more: HTTP 413)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--max-input-tokens", base.max_input_tokens, "Longer inputs are truncated (with a warning in the answer)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--device", device_name, "cpu or cuda")->capture_default_str();
+  return nmt::cli::run(app, common, argc, argv, [&] {
+    if (d.nbest > d.beam) throw nmt::Error("--nbest " + std::to_string(d.nbest) + " must be <= --beam " + std::to_string(d.beam));
+    const sigset_t signals = shutdown_signals();
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread exists
+    const auto device = nmt::parse_device(device_name);
+    base.batch_tokens = batching.max_batch_tokens;
+    batching.max_wait = std::chrono::milliseconds(max_wait_ms);
+    nmt::serve::TranslationService service(nmt::load_model(model_path, device), base, device);
+    const auto model_info = service.describe();  // now: afterwards only the worker touches the model
+    const int threads = at::get_num_threads();
+    nmt::serve::BatchBackend backend{
+        [&service, threads](const std::vector<std::string>& lines, const nmt::serve::JobOptions& options) {
+          static thread_local const bool pool = (at::set_num_threads(threads), true);  // the worker's one pool
+          (void)pool;
+          return service.translate(lines, options);
+        },
+        [&service](const std::string& line) { return service.cost(line); }};
+    nmt::serve::BatchQueue queue(std::move(backend), batching);
+    nmt::serve::HttpServer server(queue, model_info, settings);
+    server.bind();
+    std::cerr << "nmt-serve: listening on http://" << settings.host << ":" << server.port() << " (" << model_path << ", "
+              << threads << " threads)" << std::endl;
+    serve_until_signal(server, signals);
+    queue.stop();
+    const auto stats = queue.stats();
+    std::cerr << "nmt-serve: stopped after " << stats.jobs << " translation requests in " << stats.batches << " batches"
+              << std::endl;
+    return 0;
+  });
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# nmt-serve under load on loopback (wrk), bounded in time: requests/s and p50/p99 latency
+# at 1, 8 and 64 concurrent clients, each request one sentence of test_2016_flickr.de
+# (cycled), beam 5; sentences/s of nmt-translate on the same lines for comparison; the
+# server's peak RSS over all the requests.
+# Usage: bench/serve_load.sh MODEL.pt [SECONDS_PER_RUN=10] [LINES=200]   Prints Markdown.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MODEL=$1
+SECONDS_PER_RUN=${2:-10}
+LINES=${3:-200}
+THREADS=${THREADS:-2}
+DATA=${MULTI30K:-../shared/data/multi30k}
+WORK=$(mktemp -d)
+SERVER_PID=
+trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+head -"$LINES" "$DATA/test_2016_flickr.de" >"$WORK/lines.de"
+
+# wrk script: one POST /v1/translate per sentence, cycling through the lines.
+python3 - "$WORK/lines.de" >"$WORK/post.lua" <<'PY'
+import json, sys
+bodies = [json.dumps({"text": [l.strip()], "beam": 5}) for l in open(sys.argv[1]) if l.strip()]
+print("local bodies = {" + ",".join(json.dumps(b) for b in bodies) + "}")
+print('local i = 0\nwrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"')
+print("request = function()\n  i = i % #bodies + 1\n  return wrk.format(nil, \"/v1/translate\", nil, bodies[i])\nend")
+PY
+
+build/bin/nmt-serve --model "$MODEL" --port 0 --threads "$THREADS" --beam 5 2>"$WORK/serve.err" &
+SERVER_PID=$!
+for _ in $(seq 300); do grep -q "listening on" "$WORK/serve.err" && break; sleep 0.1; done
+URL=$(grep -o 'http://[0-9.]*:[0-9]*' "$WORK/serve.err")
+rss_start=$(awk '/VmRSS/ {printf "%.0f", $2/1024}' "/proc/$SERVER_PID/status")
+
+echo "| clients | requests | requests/s (= sentences/s) | p50 latency | p99 latency | server batches |"
+echo "|---:|---:|---:|---:|---:|---:|"
+for clients in 1 8 64; do
+  before=$(curl -s "$URL/health" | sed 's/.*"batches":\([0-9]*\).*/\1/')
+  wrk -t "$(( clients < 2 ? clients : 2 ))" -c "$clients" -d "${SECONDS_PER_RUN}s" --timeout 60s --latency \
+    -s "$WORK/post.lua" "$URL" >"$WORK/wrk.txt"
+  after=$(curl -s "$URL/health" | sed 's/.*"batches":\([0-9]*\).*/\1/')
+  requests=$(awk '/requests in/ {print $1}' "$WORK/wrk.txt")
+  rps=$(awk '/Requests\/sec/ {print $2}' "$WORK/wrk.txt")
+  p50=$(awk '$1 == "50%" {print $2}' "$WORK/wrk.txt")
+  p99=$(awk '$1 == "99%" {print $2}' "$WORK/wrk.txt")
+  errors=$(grep -E "Non-2xx|Socket errors" "$WORK/wrk.txt" | tr '\n' ' ' || true)
+  echo "| $clients | $requests | $rps | $p50 | $p99 | $((after - before)) ${errors:+($errors)} |"
+done
+peak=$(awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/$SERVER_PID/status")
+total=$(curl -s "$URL/health" | sed 's/.*"requests":\([0-9]*\).*/\1/')
+kill -TERM "$SERVER_PID"
+wait "$SERVER_PID"
+SERVER_PID=
+echo
+echo "server RSS: $rss_start MiB after loading, peak $peak MiB over $total requests"
+build/bin/nmt-translate --model "$MODEL" --beam 5 --threads "$THREADS" <"$WORK/lines.de" >/dev/null 2>"$WORK/translate.err"
+echo "nmt-translate, same $LINES lines, beam 5, $THREADS threads: $(grep '^translated' "$WORK/translate.err")"

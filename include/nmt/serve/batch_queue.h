@@ -1,0 +1,78 @@
+#pragma once
+// Batching across requests. HTTP threads submit jobs (a request's lines and options) and
+// wait on a future; ONE worker thread takes the oldest job plus every later job with the
+// same options, up to max_batch_tokens, once that many tokens are waiting or the oldest
+// job has waited max_wait. So all model work happens on one thread (one LibTorch pool),
+// and a request's answer does not depend on what it was batched with.
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nmt/serve/request.h"
+#include "nmt/serve/translation_service.h"
+
+namespace nmt::serve {
+
+struct BatchSettings {
+  int64_t max_batch_tokens = 4096;
+  std::chrono::milliseconds max_wait{5};
+};
+
+/// What the worker calls; both run on the worker thread only.
+struct BatchBackend {
+  std::function<std::vector<LineResult>(const std::vector<std::string>&, const JobOptions&)> translate;
+  std::function<int64_t(const std::string&)> cost;  ///< tokens a line adds to a batch
+};
+
+struct BatchStats {
+  int64_t batches = 0;
+  int64_t jobs = 0;
+  int64_t lines = 0;
+  int64_t largest_batch_jobs = 0;
+};
+
+class BatchQueue {
+ public:
+  BatchQueue(BatchBackend backend, BatchSettings settings);
+  ~BatchQueue();  ///< stop()
+
+  /// Queues a job. Throws RequestError 503 once stop() has begun.
+  std::future<std::vector<LineResult>> submit(std::vector<std::string> lines, const JobOptions& options);
+
+  /// Translates everything already queued, then joins the worker. Idempotent.
+  void stop();
+
+  BatchStats stats() const;
+
+ private:
+  struct Job {
+    std::vector<std::string> lines;
+    JobOptions options;
+    std::chrono::steady_clock::time_point queued;
+    std::promise<std::vector<LineResult>> promise;
+    int64_t cost = 0;  ///< set by the worker
+  };
+
+  void work();
+  std::vector<Job> take_batch(bool force);
+  void run_batch(std::vector<Job>& batch);
+
+  BatchBackend backend_;
+  BatchSettings settings_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Job> incoming_;  ///< guarded by mutex_
+  bool stopping_ = false;     ///< guarded by mutex_
+  BatchStats stats_;          ///< guarded by mutex_
+  std::deque<Job> pending_;   ///< worker thread only: costed, waiting for a batch
+  std::thread worker_;
+};
+
+}  // namespace nmt::serve

@@ -1,0 +1,58 @@
+#pragma once
+// The requests nmt-serve accepts, checked before anything is queued: JSON shape and
+// types, UTF-8, non-empty lines, and the size limits. A bad request becomes a
+// RequestError carrying the HTTP status and a message naming the problem.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nmt/base/error.h"
+
+namespace nmt::serve {
+
+/// The search options a request may choose. Requests are batched together only when
+/// these are equal (the worker runs one search per batch).
+struct JobOptions {
+  int beam = 5;
+  int nbest = 1;
+  double alpha = 0.6;
+  bool attention = false;  ///< also return nmt-align's attention object per hypothesis
+
+  bool operator==(const JobOptions& other) const {
+    return beam == other.beam && nbest == other.nbest && alpha == other.alpha && attention == other.attention;
+  }
+  bool operator!=(const JobOptions& other) const { return !(*this == other); }
+};
+
+struct RequestLimits {
+  size_t max_lines = 64;         ///< lines per request
+  size_t max_line_bytes = 1024;  ///< bytes per line (UTF-8)
+  int max_beam = 32;             ///< beam (and so nbest) per request
+};
+
+class RequestError : public Error {
+ public:
+  RequestError(int status, const std::string& message) : Error(message), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+struct TranslateRequest {
+  std::vector<std::string> lines;
+  JobOptions options;
+};
+
+/// POST /v1/translate: {"text": ["...", ...] or "...", "beam", "nbest", "alpha", "attention"}.
+/// Fields left out take `defaults`. Throws RequestError (400 bad shape, 413 over a limit).
+TranslateRequest parse_translate_request(const std::string& body, const JobOptions& defaults,
+                                         const RequestLimits& limits);
+
+/// POST /translator/translate (OpenNMT-py's REST shape): [{"src": "...", "id": N}, ...].
+/// `id` names a model in OpenNMT-py; this server has one and accepts any integer id.
+/// Lines that are empty after trimming are kept (answered with "" as OpenNMT-py does).
+TranslateRequest parse_opennmt_request(const std::string& body, const JobOptions& defaults,
+                                       const RequestLimits& limits);
+
+}  // namespace nmt::serve

@@ -1,0 +1,54 @@
+#pragma once
+// The model side of nmt-serve: one loaded checkpoint, translated through the same
+// nmt::Translator as nmt-translate. Not thread-safe by design: only the batch worker
+// calls it, so there is one LibTorch intra-op pool and one tokenizer user.
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "nmt/decoding/translator.h"
+#include "nmt/models/checkpoint.h"
+#include "nmt/serve/request.h"
+
+namespace nmt::serve {
+
+struct HypothesisResult {
+  std::string text;
+  double score = 0;                 ///< what ranking uses (penalties applied), as nmt-translate
+  double log_prob = 0;              ///< raw sum of token log-probs
+  std::vector<std::string> tokens;  ///< target pieces, "</s>" last when finished
+  nlohmann::json attention;         ///< nmt-align's object (export_attention), or null
+};
+
+struct LineResult {
+  std::string warning;  ///< e.g. the input was truncated
+  std::vector<HypothesisResult> hypotheses;  ///< best first; empty for a blank line
+};
+
+class TranslationService {
+ public:
+  /// `base` supplies what requests cannot choose (batch tokens, length limits).
+  TranslationService(LoadedModel model, TranslateOptions base, const torch::Device& device);
+
+  /// Translates `lines` with `options`; one result per line, in order.
+  std::vector<LineResult> translate(const std::vector<std::string>& lines, const JobOptions& options);
+
+  /// Source tokens of `line` plus eos: what a line costs in a batch.
+  int64_t cost(const std::string& line) const;
+
+  /// GET /v1/model: family, sizes, vocabularies, the model config, limits.
+  nlohmann::json describe() const;
+
+  /// The TranslateOptions a request with `options` is translated with.
+  TranslateOptions translate_options(const JobOptions& options) const;
+
+ private:
+  LineResult to_result(const Translation& translation, const std::string& line, const JobOptions& options);
+
+  LoadedModel model_;
+  TranslateOptions base_;
+  torch::Device device_;
+};
+
+}  // namespace nmt::serve

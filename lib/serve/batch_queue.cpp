@@ -1,0 +1,121 @@
+#include "nmt/serve/batch_queue.h"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+namespace nmt::serve {
+
+BatchQueue::BatchQueue(BatchBackend backend, BatchSettings settings)
+    : backend_(std::move(backend)), settings_(settings), worker_([this] { work(); }) {}
+
+BatchQueue::~BatchQueue() { stop(); }
+
+std::future<std::vector<LineResult>> BatchQueue::submit(std::vector<std::string> lines, const JobOptions& options) {
+  Job job{std::move(lines), options, std::chrono::steady_clock::now(), {}, 0};
+  auto future = job.promise.get_future();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) throw RequestError(503, "the server is shutting down");
+    incoming_.push_back(std::move(job));
+  }
+  wake_.notify_one();
+  return future;
+}
+
+void BatchQueue::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  if (worker_.joinable()) worker_.join();
+}
+
+BatchStats BatchQueue::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+void BatchQueue::work() {
+  for (;;) {
+    std::deque<Job> arrived;
+    bool stopping = false;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      const auto news = [this] { return !incoming_.empty() || stopping_; };
+      if (pending_.empty()) wake_.wait(lock, news);
+      else wake_.wait_until(lock, pending_.front().queued + settings_.max_wait, news);
+      arrived.swap(incoming_);
+      stopping = stopping_;
+    }
+    // Costing tokenizes, so it happens here on the worker, outside the lock.
+    for (auto& job : arrived) {
+      try {
+        job.cost = 0;
+        for (const auto& line : job.lines) job.cost += backend_.cost(line);
+        pending_.push_back(std::move(job));
+      } catch (...) {
+        job.promise.set_exception(std::current_exception());
+      }
+    }
+    for (auto batch = take_batch(stopping); !batch.empty(); batch = take_batch(stopping)) run_batch(batch);
+    if (stopping && pending_.empty()) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (incoming_.empty()) return;  // submit() refuses new jobs once stopping_ is set
+    }
+  }
+}
+
+// The oldest job and the later ones with its options, in queue order, while they fit
+// in max_batch_tokens (the oldest always goes, even alone over the limit). Empty when
+// the batch should wait for more: not full, the oldest not yet due, not stopping.
+std::vector<BatchQueue::Job> BatchQueue::take_batch(bool force) {
+  if (pending_.empty()) return {};
+  const JobOptions options = pending_.front().options;
+  std::vector<size_t> chosen;
+  int64_t tokens = 0;
+  bool full = false;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    if (pending_[i].options != options) continue;
+    if (!chosen.empty() && tokens + pending_[i].cost > settings_.max_batch_tokens) {
+      full = true;
+      break;
+    }
+    chosen.push_back(i);
+    tokens += pending_[i].cost;
+  }
+  full = full || tokens >= settings_.max_batch_tokens;
+  const bool due = std::chrono::steady_clock::now() >= pending_.front().queued + settings_.max_wait;
+  if (!full && !due && !force) return {};
+  std::vector<Job> batch;
+  for (size_t i : chosen) batch.push_back(std::move(pending_[i]));
+  for (auto it = chosen.rbegin(); it != chosen.rend(); ++it) pending_.erase(pending_.begin() + static_cast<long>(*it));
+  return batch;
+}
+
+void BatchQueue::run_batch(std::vector<Job>& batch) {
+  std::vector<std::string> lines;
+  for (auto& job : batch) lines.insert(lines.end(), job.lines.begin(), job.lines.end());
+  try {
+    auto results = backend_.translate(lines, batch.front().options);
+    if (results.size() != lines.size()) throw Error("the translator returned a wrong number of results");
+    size_t next = 0;
+    for (auto& job : batch) {
+      std::vector<LineResult> own(std::make_move_iterator(results.begin() + static_cast<long>(next)),
+                                  std::make_move_iterator(results.begin() + static_cast<long>(next + job.lines.size())));
+      next += job.lines.size();
+      job.promise.set_value(std::move(own));
+    }
+  } catch (...) {
+    // A failure fails the batch's requests (500), never the worker.
+    for (auto& job : batch) job.promise.set_exception(std::current_exception());
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.batches += 1;
+  stats_.jobs += static_cast<int64_t>(batch.size());
+  stats_.lines += static_cast<int64_t>(lines.size());
+  stats_.largest_batch_jobs = std::max(stats_.largest_batch_jobs, static_cast<int64_t>(batch.size()));
+}
+
+}  // namespace nmt::serve

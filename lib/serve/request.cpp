@@ -1,0 +1,119 @@
+#include "nmt/serve/request.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "nmt/text/corpus.h"
+
+namespace nmt::serve {
+namespace {
+
+using nlohmann::json;
+
+json parse_body(const std::string& body) {
+  // Checked first so the error says "UTF-8" rather than the JSON lexer's byte offset.
+  if (const auto problem = utf8_problem(body); !problem.empty())
+    throw RequestError(400, "request body: " + problem);
+  try {
+    return json::parse(body);
+  } catch (const json::parse_error& e) {
+    throw RequestError(400, std::string("malformed JSON: ") + e.what());
+  }
+}
+
+void check_line(const std::string& line, const std::string& where, const RequestLimits& limits) {
+  if (line.size() > limits.max_line_bytes)
+    throw RequestError(413, where + " has " + std::to_string(line.size()) + " bytes, more than the limit of " +
+                                std::to_string(limits.max_line_bytes) + " (--max-line-bytes)");
+  if (line.find('\n') != std::string::npos || line.find('\r') != std::string::npos)
+    throw RequestError(400, where + " contains a line break; send one sentence per entry");
+}
+
+void check_line_count(size_t count, const RequestLimits& limits) {
+  if (count == 0) throw RequestError(400, "no lines to translate");
+  if (count > limits.max_lines)
+    throw RequestError(413, std::to_string(count) + " lines, more than the limit of " +
+                                std::to_string(limits.max_lines) + " (--max-lines)");
+}
+
+int read_int(const json& object, const char* key, int fallback, int low, int high) {
+  if (!object.contains(key)) return fallback;
+  const auto& value = object.at(key);
+  if (!value.is_number_integer()) throw RequestError(400, std::string("\"") + key + "\" must be an integer");
+  const auto number = value.get<int64_t>();
+  if (number < low || number > high)
+    throw RequestError(400, std::string("\"") + key + "\" must be in [" + std::to_string(low) + ", " +
+                                std::to_string(high) + "], got " + std::to_string(number));
+  return static_cast<int>(number);
+}
+
+JobOptions read_options(const json& object, const JobOptions& defaults, const RequestLimits& limits) {
+  JobOptions options = defaults;
+  options.beam = read_int(object, "beam", defaults.beam, 1, limits.max_beam);
+  options.nbest = read_int(object, "nbest", std::min(defaults.nbest, options.beam), 1, options.beam);
+  if (object.contains("alpha")) {
+    const auto& alpha = object.at("alpha");
+    if (!alpha.is_number() || alpha.get<double>() < 0 || alpha.get<double>() > 10)
+      throw RequestError(400, "\"alpha\" must be a number in [0, 10]");
+    options.alpha = alpha.get<double>();
+  }
+  if (object.contains("attention")) {
+    if (!object.at("attention").is_boolean()) throw RequestError(400, "\"attention\" must be true or false");
+    options.attention = object.at("attention").get<bool>();
+  }
+  return options;
+}
+
+std::vector<std::string> read_text(const json& text, const RequestLimits& limits) {
+  if (text.is_string()) return read_text(json::array({text}), limits);
+  if (!text.is_array()) throw RequestError(400, "\"text\" must be a string or an array of strings");
+  check_line_count(text.size(), limits);
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const std::string where = "text[" + std::to_string(i) + "]";
+    if (!text[i].is_string()) throw RequestError(400, where + " must be a string");
+    auto line = text[i].get<std::string>();
+    check_line(line, where, limits);
+    if (is_blank(line)) throw RequestError(400, where + " is empty");
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+}  // namespace
+
+TranslateRequest parse_translate_request(const std::string& body, const JobOptions& defaults,
+                                         const RequestLimits& limits) {
+  const auto request = parse_body(body);
+  if (!request.is_object()) throw RequestError(400, "the request must be a JSON object with \"text\"");
+  for (const auto& item : request.items()) {
+    static const std::vector<std::string> known = {"text", "beam", "nbest", "alpha", "attention"};
+    if (std::find(known.begin(), known.end(), item.key()) == known.end())
+      throw RequestError(400, "unknown field \"" + item.key() + "\" (known: text, beam, nbest, alpha, attention)");
+  }
+  if (!request.contains("text")) throw RequestError(400, "missing \"text\"");
+  return {read_text(request.at("text"), limits), read_options(request, defaults, limits)};
+}
+
+TranslateRequest parse_opennmt_request(const std::string& body, const JobOptions& defaults,
+                                       const RequestLimits& limits) {
+  const auto request = parse_body(body);
+  if (!request.is_array()) throw RequestError(400, "the request must be a JSON array of {\"src\": ..., \"id\": ...}");
+  check_line_count(request.size(), limits);
+  TranslateRequest parsed{{}, defaults};
+  for (size_t i = 0; i < request.size(); ++i) {
+    const std::string where = "[" + std::to_string(i) + "]";
+    const auto& entry = request[i];
+    if (!entry.is_object() || !entry.contains("src")) throw RequestError(400, where + " must be an object with \"src\"");
+    if (!entry.at("src").is_string()) throw RequestError(400, where + ".src must be a string");
+    if (entry.contains("id") && !entry.at("id").is_number_integer())
+      throw RequestError(400, where + ".id must be an integer (a model id)");
+    auto line = entry.at("src").get<std::string>();
+    check_line(line, where + ".src", limits);
+    parsed.lines.push_back(std::move(line));
+  }
+  return parsed;
+}
+
+}  // namespace nmt::serve

@@ -1,0 +1,77 @@
+#include "nmt/serve/translation_service.h"
+
+#include <torch/torch.h>
+
+#include "nmt/export/attention_export.h"
+
+namespace nmt::serve {
+
+TranslationService::TranslationService(LoadedModel model, TranslateOptions base, const torch::Device& device)
+    : model_(std::move(model)), base_(std::move(base)), device_(device) {
+  base_.validate();
+  model_.model->eval();
+}
+
+TranslateOptions TranslationService::translate_options(const JobOptions& options) const {
+  TranslateOptions translate = base_;
+  translate.search.beam = options.beam;
+  translate.search.nbest = options.nbest;
+  translate.search.alpha = options.alpha;
+  translate.search.keep_attention = options.attention;
+  return translate;
+}
+
+std::vector<LineResult> TranslationService::translate(const std::vector<std::string>& lines,
+                                                      const JobOptions& options) {
+  // A Translator per batch, because each batch has its own search options: it shares the
+  // weights and tokenizer processors and copies only the config and the tokenizers'
+  // serialized protos (microseconds), and it is the very class nmt-translate runs.
+  Translator translator(model_, translate_options(options), device_);
+  const auto translations = translator.translate(lines);
+  std::vector<LineResult> results;
+  results.reserve(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) results.push_back(to_result(translations[i], lines[i], options));
+  return results;
+}
+
+LineResult TranslationService::to_result(const Translation& translation, const std::string& line,
+                                         const JobOptions& options) {
+  LineResult result{translation.warning, {}};
+  for (size_t k = 0; k < translation.hypotheses.size(); ++k) {
+    const auto& h = translation.hypotheses[k];
+    HypothesisResult out{translation.texts[k], h.score, h.log_prob, {}, nullptr};
+    for (int id : h.tokens) out.tokens.push_back(model_.target_tokenizer.piece(id));
+    if (h.finished) out.tokens.push_back("</s>");
+    if (options.attention) {
+      // line 1 here; responses.cpp numbers it within its request.
+      const ExportInput input{1, "translate", line, translation.source_ids, &h, out.text};
+      out.attention = export_attention(model_, input, AttentionExportOptions{});
+    }
+    result.hypotheses.push_back(std::move(out));
+  }
+  return result;
+}
+
+int64_t TranslationService::cost(const std::string& line) const {
+  return static_cast<int64_t>(model_.source_tokenizer.encode(line).size()) + 1;
+}
+
+nlohmann::json TranslationService::describe() const {
+  const auto& config = model_.config;
+  int64_t parameters = 0;
+  for (const auto& p : model_.model->parameters()) parameters += p.numel();
+  const Translator probe(model_, base_, device_);  // knows the input limit for this model
+  auto model_section = config_to_json(config)["model"];
+  return {{"family", config.model.arch},
+          {"parameters", parameters},
+          {"source_vocab", model_.source_tokenizer.vocab_size()},
+          {"target_vocab", model_.target_tokenizer.vocab_size()},
+          {"shared_vocab", model_.source_tokenizer.serialized() == model_.target_tokenizer.serialized()},
+          {"has_attention", model_.model->has_attention()},
+          {"attention_layers", model_.model->attention_layers()},
+          {"max_positions", model_.model->max_positions()},
+          {"max_input_tokens", probe.input_token_limit()},
+          {"config", model_section}};
+}
+
+}  // namespace nmt::serve

@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# nmt-serve end to end, over HTTP on loopback with a free port and a tiny model: both
+# APIs, input order, equality with nmt-translate, every bad-input class (the server stays
+# healthy), concurrent clients, the page in headless Chromium, a port in use, and a clean
+# exit on SIGTERM with requests in flight. Usage: serve_test.sh BIN_DIR SOURCE_DIR
+set -euo pipefail
+BIN=$1
+SRC=$2
+WORK=$(mktemp -d)
+SERVER_PID=
+cleanup() {
+  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  [ -f "$WORK/serve.err" ] && sed 's/^/  server: /' "$WORK/serve.err" >&2
+  exit 1
+}
+
+# --- a tiny model, as in cli_test.sh --------------------------------------------------
+head -300 "$SRC/data/numbers/train.en" >"$WORK/train.en"
+head -300 "$SRC/data/numbers/train.de" >"$WORK/train.de"
+head -10 "$SRC/data/numbers/valid.en" >"$WORK/valid.en"
+head -10 "$SRC/data/numbers/valid.de" >"$WORK/valid.de"
+"$BIN/nmt-spm-train" --input "$WORK/train.en" "$WORK/train.de" --model-prefix "$WORK/spm" --vocab-size 60 \
+  --model-type bpe 2>/dev/null
+cat >"$WORK/tiny.json" <<'JSON'
+{"model": {"arch": "transformer", "d_model": 32, "heads": 2, "ffn_dim": 64, "encoder_layers": 2, "decoder_layers": 2},
+ "train": {"batch_tokens": 400, "schedule": "constant", "learning_rate": 0.003, "valid_every": 100, "log_every": 100,
+           "valid_max_sentences": 2}}
+JSON
+"$BIN/nmt-train" --config "$WORK/tiny.json" --train-src "$WORK/train.en" --train-tgt "$WORK/train.de" \
+  --valid-src "$WORK/valid.en" --valid-tgt "$WORK/valid.de" --src-spm "$WORK/spm.model" --tgt-spm "$WORK/spm.model" \
+  --model-dir "$WORK/run" --max-steps 12 --threads 1 --quiet >/dev/null 2>&1 || fail "training the tiny model failed"
+MODEL=$WORK/run/best.pt
+
+# --- helpers --------------------------------------------------------------------------
+start_server() {  # start_server FLAGS...: sets SERVER_PID and URL
+  "$BIN/nmt-serve" --model "$MODEL" --port 0 --threads 1 "$@" 2>"$WORK/serve.err" &
+  SERVER_PID=$!
+  for _ in $(seq 300); do
+    grep -q "listening on" "$WORK/serve.err" 2>/dev/null && break
+    kill -0 "$SERVER_PID" 2>/dev/null || fail "nmt-serve exited at start"
+    sleep 0.1
+  done
+  URL=$(grep -o 'http://[0-9.]*:[0-9]*' "$WORK/serve.err" | head -1)
+  [ -n "$URL" ] || fail "nmt-serve did not say where it listens"
+}
+post() {  # post PATH BODY_FILE OUT_FILE -> prints the HTTP status
+  curl -s -o "$3" -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data-binary "@$2" "$URL$1"
+}
+healthy() {
+  [ "$(curl -s -o "$WORK/health.json" -w '%{http_code}' "$URL/health")" = 200 ] && grep -q '"status":"ok"' "$WORK/health.json"
+}
+to_request() {  # to_request LINES_FILE JSON_OPTIONS > body: {"text": [...], ...options}
+  python3 -c 'import json,sys; o=json.loads(sys.argv[2]); o["text"]=open(sys.argv[1]).read().splitlines(); print(json.dumps(o))' "$1" "$2"
+}
+# same_as_translate ANSWER EXPECTED_JSONL: the server's n-best lists equal nmt-translate's
+same_as_translate() {
+  python3 - "$1" "$2" <<'PY' || return 1
+import json, sys
+answer = json.load(open(sys.argv[1]))["translations"]
+expected = [json.loads(l) for l in open(sys.argv[2])]
+assert len(answer) == len(expected), f"{len(answer)} translations for {len(expected)} lines"
+for i, (got, want) in enumerate(zip(answer, expected)):
+    hyps = got.get("nbest", [got])
+    assert len(hyps) == len(want["hypotheses"]), f"line {i + 1}: {len(hyps)} hypotheses, nmt-translate {len(want['hypotheses'])}"
+    for k, (g, w) in enumerate(zip(hyps, want["hypotheses"])):
+        assert g["text"] == w["text"], f"line {i + 1} hyp {k}: {g['text']!r} != {w['text']!r}"
+        assert g["tokens"] == w["tokens"], f"line {i + 1} hyp {k}: tokens differ"
+        assert abs(g["score"] - w["score"]) < 1e-4, f"line {i + 1} hyp {k}: score {g['score']} != {w['score']}"
+PY
+}
+
+printf 'seven hundred two\nforty-one\none thousand nine hundred\neight\nthree hundred thousand twelve\nsixty\n' >"$WORK/lines.txt"
+"$BIN/nmt-translate" --model "$MODEL" --beam 3 --nbest 3 --format jsonl --threads 1 --quiet <"$WORK/lines.txt" >"$WORK/b3n3.jsonl" 2>/dev/null
+"$BIN/nmt-translate" --model "$MODEL" --beam 2 --format jsonl --threads 1 --quiet <"$WORK/lines.txt" >"$WORK/b2n1.jsonl" 2>/dev/null
+"$BIN/nmt-translate" --model "$MODEL" --beam 3 --threads 1 --quiet <"$WORK/lines.txt" >"$WORK/b3.txt" 2>/dev/null
+
+"$BIN/nmt-serve" --help | grep -q -- "--max-batch-tokens" || fail "--help does not list --max-batch-tokens"
+start_server --beam 3 --max-wait-ms 100 --max-lines 8 --max-line-bytes 200
+healthy || fail "/health"
+[ "$(curl -s "$URL/v1/model" | python3 -c 'import json,sys; m=json.load(sys.stdin); print(m["family"], m["source_vocab"], m["config"]["transformer"]["d_model"])')" = "transformer 60 32" ] \
+  || fail "/v1/model does not describe the tiny transformer"
+
+# --- /v1/translate equals nmt-translate, in input order -------------------------------
+to_request "$WORK/lines.txt" '{"beam": 3, "nbest": 3}' >"$WORK/req.json"
+[ "$(post /v1/translate "$WORK/req.json" "$WORK/ans.json")" = 200 ] || fail "/v1/translate"
+same_as_translate "$WORK/ans.json" "$WORK/b3n3.jsonl" || fail "/v1/translate beam 3 nbest 3 differs from nmt-translate"
+to_request "$WORK/lines.txt" '{}' >"$WORK/req.json"  # server defaults: --beam 3, nbest 1
+post /v1/translate "$WORK/req.json" "$WORK/ans.json" >/dev/null
+python3 -c 'import json,sys; print("\n".join(t["text"] for t in json.load(open(sys.argv[1]))["translations"]))' "$WORK/ans.json" \
+  | cmp -s - "$WORK/b3.txt" || fail "/v1/translate with the defaults differs from nmt-translate --beam 3"
+# Attention: nmt-align's object per hypothesis.
+to_request "$WORK/lines.txt" '{"beam": 3, "nbest": 2, "attention": true}' >"$WORK/req.json"
+post /v1/translate "$WORK/req.json" "$WORK/att.json" >/dev/null
+python3 - "$WORK/att.json" <<'PY' || fail "attention objects are missing or malformed"
+import json, sys
+for i, t in enumerate(json.load(open(sys.argv[1]))["translations"]):
+    for h in t["nbest"]:
+        a = h["attention"]
+        assert a["line"] == i + 1 and a["mode"] == "translate", "line number within the request"
+        assert a["has_attention"] and a["target"]["pieces"] == h["tokens"], "pieces differ"
+        assert len(a["attention"]) == len(a["target"]["pieces"]) and len(a["attention"][0]) == len(a["source"]["pieces"])
+        assert len(a["layers"]) == 2 and len(a["layers"][0]["heads"]) == 2
+PY
+
+# --- OpenNMT-py's REST shape ---------------------------------------------------------
+python3 -c 'import json,sys; print(json.dumps([{"src": l, "id": 100} for l in open(sys.argv[1]).read().splitlines()] + [{"src": ""}]))' \
+  "$WORK/lines.txt" >"$WORK/onmt.json"
+[ "$(post /translator/translate "$WORK/onmt.json" "$WORK/onmt.out")" = 200 ] || fail "/translator/translate"
+python3 - "$WORK/onmt.out" "$WORK/b3.txt" "$WORK/lines.txt" <<'PY' || fail "/translator/translate answer is not OpenNMT-py's shape"
+import json, sys
+out = json.load(open(sys.argv[1]))
+want = open(sys.argv[2]).read().splitlines() + [""]
+src = open(sys.argv[3]).read().splitlines() + [""]
+assert isinstance(out, list) and len(out) == 1 and len(out[0]) == len(want), "expected [n_best][inputs]"
+for entry, tgt, s in zip(out[0], want, src):
+    assert set(entry) == {"src", "tgt", "n_best", "pred_score"}, entry
+    assert entry["src"] == s and entry["tgt"] == tgt and entry["n_best"] == 1, entry
+PY
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/translator/health")" = 200 ] || fail "/translator/health"
+
+# --- bad input: a 4xx with a JSON error naming the problem; the server keeps serving ---
+bad() {  # bad STATUS NEEDLE PATH BODY
+  printf '%s' "$4" >"$WORK/bad.json"
+  local status
+  status=$(post "$3" "$WORK/bad.json" "$WORK/bad.out")
+  [ "$status" = "$1" ] || fail "$3 $4: status $status, expected $1"
+  grep -qF -- "$2" "$WORK/bad.out" || fail "$3 $4: error $(cat "$WORK/bad.out") does not mention '$2'"
+  healthy || fail "not healthy after $3 $4"
+}
+bad 400 "malformed JSON" /v1/translate '{"text": ["seven"'
+bad 400 "malformed JSON" /v1/translate 'seven'
+bad 400 "invalid UTF-8" /v1/translate $'{"text": ["bad \xff byte"]}'
+bad 400 "text[1] must be a string" /v1/translate '{"text": ["seven", 7]}'
+bad 400 '\"beam\" must be an integer' /v1/translate '{"text": ["seven"], "beam": "3"}'
+bad 400 '\"attention\" must be true or false' /v1/translate '{"text": ["seven"], "attention": "yes"}'
+bad 400 "missing" /v1/translate '{"beam": 3}'
+bad 400 "unknown field" /v1/translate '{"txt": ["seven"]}'
+bad 400 "no lines" /v1/translate '{"text": []}'
+bad 400 "text[0] is empty" /v1/translate '{"text": ["   "]}'
+bad 400 "nbest" /v1/translate '{"text": ["seven"], "beam": 2, "nbest": 3}'
+bad 413 "--max-lines" /v1/translate '{"text": ["a", "b", "c", "d", "e", "f", "g", "h", "i"]}'
+bad 413 "--max-line-bytes" /v1/translate "{\"text\": [\"$(printf 'seven %.0s' $(seq 40))\"]}"
+bad 400 "must be an object with" /translator/translate '[{"text": "seven"}]'
+bad 400 "JSON array" /translator/translate '{"src": "seven"}'
+head -c 300000 /dev/zero | tr '\0' 'a' >"$WORK/huge.json"
+[ "$(post /v1/translate "$WORK/huge.json" "$WORK/bad.out")" = 413 ] && grep -q '"error"' "$WORK/bad.out" \
+  || fail "an oversized body is not refused with 413 and a JSON error"
+[ "$(curl -s -o "$WORK/bad.out" -w '%{http_code}' "$URL/v2/nothing")" = 404 ] && grep -q '"error"' "$WORK/bad.out" \
+  || fail "an unknown route is not a JSON 404"
+healthy || fail "not healthy after the bad requests"
+
+# --- concurrent clients: each answer equals nmt-translate's for its lines and options --
+for c in $(seq 0 11); do
+  if [ $((c % 2)) -eq 0 ]; then options='{"beam": 3, "nbest": 3}'; expected=b3n3; else options='{"beam": 2}'; expected=b2n1; fi
+  first=$((c % 6 + 1))
+  sed -n "${first},\$p" "$WORK/lines.txt" >"$WORK/c$c.txt"
+  sed -n "${first},\$p" "$WORK/$expected.jsonl" >"$WORK/c$c.expected"
+  to_request "$WORK/c$c.txt" "$options" >"$WORK/c$c.json"
+done
+before=$(curl -s "$URL/health")
+clients=()
+for c in $(seq 0 11); do post /v1/translate "$WORK/c$c.json" "$WORK/c$c.out" >"$WORK/c$c.status" & clients+=($!); done
+wait "${clients[@]}" || true  # (a bare wait would wait for the server too); statuses checked below
+for c in $(seq 0 11); do
+  [ "$(cat "$WORK/c$c.status")" = 200 ] || fail "concurrent client $c: status $(cat "$WORK/c$c.status")"
+  same_as_translate "$WORK/c$c.out" "$WORK/c$c.expected" || fail "concurrent client $c: answer differs from nmt-translate"
+done
+after=$(curl -s "$URL/health")
+python3 - "$before" "$after" <<'PY' || fail "12 concurrent requests were not batched together"
+import json, sys
+b, a = (json.loads(x) for x in sys.argv[1:3])
+requests, batches = a["requests"] - b["requests"], a["batches"] - b["batches"]
+assert requests == 12 and batches < requests, f"{requests} requests in {batches} batches"
+PY
+
+# --- the page, typed into and clicked in headless Chromium ---------------------------
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$CHROMIUM" ]; then
+  sentence="forty-one thousand nine hundred"
+  timeout 120 python3 "$SRC/tests/apps/page_check.py" "$CHROMIUM" "$URL/" "$sentence" >"$WORK/page.json" \
+    || fail "driving the page in Chromium failed"
+  printf '{"text": ["%s"], "beam": 5, "nbest": 5, "attention": true}' "$sentence" >"$WORK/req.json"
+  post /v1/translate "$WORK/req.json" "$WORK/page-api.json" >/dev/null
+  python3 - "$WORK/page.json" "$WORK/page-api.json" <<'PY' || fail "the page does not show the translation and its heatmap"
+import json, sys
+page = json.load(open(sys.argv[1]))
+api = json.load(open(sys.argv[2]))["translations"][0]
+first, second = page["first"], page["second"]
+assert first["error"] == "", first["error"]
+assert first["translation"] == [api["text"]], (first["translation"], api["text"])
+assert len(first["nbest"]) == len(api["nbest"]), "n-best list length"
+for shown, hyp in zip(first["nbest"], api["nbest"]):
+    assert shown.startswith(hyp["text"]) and shown.endswith("%.4f" % hyp["score"]), (shown, hyp)
+def size_ok(state, hyp):
+    a = hyp["attention"]
+    return (state["rows"], state["columns"]) == (len(a["target"]["pieces"]), len(a["source"]["pieces"])) \
+        and state["cells"] == state["rows"] * state["columns"]
+assert first["views"] == 1 + 2 * (1 + 2), "matrix picker: model attention + 2 layers x (mean + 2 heads)"
+assert size_ok(first, api["nbest"][0]), ("heatmap of hypothesis 1", first)
+assert second["chosen"] == 1 and size_ok(second, api["nbest"][1]), ("heatmap of hypothesis 2", second)
+print("page in Chromium: %d cells for %r" % (first["cells"], first["translation"][0]))
+PY
+else
+  echo "chromium not installed: page check skipped (scripts/install-deps.sh installs it)"
+fi
+
+# --- a port in use: one line, non-zero exit --------------------------------------------
+port=${URL##*:}
+if "$BIN/nmt-serve" --model "$MODEL" --port "$port" --threads 1 >/dev/null 2>"$WORK/busy.err"; then fail "a second server bound a port in use"; fi
+grep -q "nmt-serve: error: cannot listen on 127.0.0.1:$port" "$WORK/busy.err" && [ "$(wc -l <"$WORK/busy.err")" -eq 1 ] \
+  || { cat "$WORK/busy.err" >&2; fail "a port in use does not give one error line"; }
+
+# --- SIGINT when idle: exit 0 ----------------------------------------------------------
+kill -INT "$SERVER_PID"
+wait "$SERVER_PID" || fail "nmt-serve did not exit 0 on SIGINT"
+SERVER_PID=
+
+# --- SIGTERM with requests in flight: they are answered, then exit 0 ------------------
+# --max-wait-ms 3000 keeps the requests queued when the signal arrives (1 s after sending).
+start_server --beam 3 --max-wait-ms 3000
+to_request "$WORK/lines.txt" '{"beam": 3, "nbest": 3}' >"$WORK/req.json"
+clients=()
+for c in 1 2 3; do post /v1/translate "$WORK/req.json" "$WORK/f$c.out" >"$WORK/f$c.status" & clients+=($!); done
+sleep 1
+[ ! -s "$WORK/f1.status" ] || fail "the in-flight requests were answered before the signal (test would prove nothing)"
+kill -TERM "$SERVER_PID"
+wait "$SERVER_PID" || fail "nmt-serve did not exit 0 on SIGTERM with requests in flight"
+SERVER_PID=
+wait "${clients[@]}" || true  # curl fails when the server dropped a request: checked below
+for c in 1 2 3; do
+  [ "$(cat "$WORK/f$c.status")" = 200 ] || fail "in-flight request $c: status $(cat "$WORK/f$c.status")"
+  same_as_translate "$WORK/f$c.out" "$WORK/b3n3.jsonl" || fail "in-flight request $c: wrong answer"
+done
+grep -q "finishing requests in flight" "$WORK/serve.err" || fail "no shutdown message"
+if curl -s -m 2 "$URL/health" >/dev/null; then fail "still answering after SIGTERM"; fi
+echo "serve tests passed"

@@ -1,0 +1,159 @@
+// BatchQueue: answers in order, batches only equal options, respects the token limit,
+// batches concurrent requests, drains on stop and refuses after it.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "nmt/serve/batch_queue.h"
+
+using namespace nmt::serve;
+
+namespace {
+
+// Echoes each line with its beam, and records every batch it was given.
+struct FakeBackend {
+  struct Batch {
+    std::vector<std::string> lines;
+    JobOptions options;
+  };
+  std::mutex mutex;
+  std::vector<Batch> batches;
+  std::chrono::milliseconds delay{0};
+
+  BatchBackend backend() {
+    return {[this](const std::vector<std::string>& lines, const JobOptions& options) {
+              std::this_thread::sleep_for(delay);
+              if (!lines.empty() && lines.front() == "fail") throw nmt::Error("backend failed");
+              {
+                std::lock_guard<std::mutex> lock(mutex);
+                batches.push_back({lines, options});
+              }
+              std::vector<LineResult> results;
+              for (const auto& line : lines) {
+                LineResult r;
+                r.hypotheses.push_back({line + "|" + std::to_string(options.beam), 0, 0, {}, nullptr});
+                results.push_back(r);
+              }
+              return results;
+            },
+            [](const std::string& line) { return static_cast<int64_t>(line.size()); }};
+  }
+};
+
+JobOptions with_beam(int beam) {
+  JobOptions options;
+  options.beam = beam;
+  return options;
+}
+
+std::vector<std::string> texts(const std::vector<LineResult>& results) {
+  std::vector<std::string> out;
+  for (const auto& r : results) out.push_back(r.hypotheses.front().text);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("each request gets its own lines back in order", "[serve]") {
+  FakeBackend fake;
+  BatchQueue queue(fake.backend(), {1000, std::chrono::milliseconds(200)});
+  auto a = queue.submit({"a1", "a2", "a3"}, with_beam(2));
+  auto b = queue.submit({"b1"}, with_beam(2));
+  CHECK(texts(a.get()) == std::vector<std::string>{"a1|2", "a2|2", "a3|2"});
+  CHECK(texts(b.get()) == std::vector<std::string>{"b1|2"});
+  queue.stop();
+  REQUIRE(fake.batches.size() == 1);  // queued within max_wait: one batch
+  CHECK(fake.batches[0].lines.size() == 4);
+}
+
+TEST_CASE("requests with different options are never batched together", "[serve]") {
+  FakeBackend fake;
+  BatchQueue queue(fake.backend(), {1000, std::chrono::milliseconds(200)});
+  JobOptions attention = with_beam(2);
+  attention.attention = true;
+  auto a = queue.submit({"a"}, with_beam(2));
+  auto b = queue.submit({"b"}, with_beam(3));
+  auto c = queue.submit({"c"}, with_beam(2));
+  auto d = queue.submit({"d"}, attention);
+  CHECK(texts(a.get()) == std::vector<std::string>{"a|2"});
+  CHECK(texts(b.get()) == std::vector<std::string>{"b|3"});
+  CHECK(texts(c.get()) == std::vector<std::string>{"c|2"});
+  CHECK(texts(d.get()) == std::vector<std::string>{"d|2"});
+  queue.stop();
+  REQUIRE(fake.batches.size() == 3);
+  for (const auto& batch : fake.batches) {
+    if (batch.options == with_beam(2)) CHECK(batch.lines == std::vector<std::string>{"a", "c"});
+    else if (batch.options == with_beam(3)) CHECK(batch.lines == std::vector<std::string>{"b"});
+    else CHECK(batch.lines == std::vector<std::string>{"d"});
+  }
+}
+
+TEST_CASE("a batch stays within max_batch_tokens; a bigger request goes alone", "[serve]") {
+  FakeBackend fake;
+  BatchQueue queue(fake.backend(), {10, std::chrono::milliseconds(30)});
+  auto a = queue.submit({"aaaa"}, with_beam(1));          // 4 tokens
+  auto b = queue.submit({"bbbb"}, with_beam(1));          // 8 in all
+  auto c = queue.submit({"cccc"}, with_beam(1));          // would be 12: next batch
+  auto d = queue.submit({"dddddddddddd"}, with_beam(1));  // 12 alone
+  for (auto* f : {&a, &b, &c, &d}) f->get();
+  queue.stop();
+  int64_t largest = 0;
+  for (const auto& batch : fake.batches) {
+    int64_t tokens = 0;
+    for (const auto& line : batch.lines) tokens += static_cast<int64_t>(line.size());
+    if (batch.lines.size() > 1) CHECK(tokens <= 10);
+    largest = std::max(largest, static_cast<int64_t>(batch.lines.size()));
+  }
+  CHECK(largest == 2);
+}
+
+TEST_CASE("concurrent clients are translated in shared batches", "[serve]") {
+  FakeBackend fake;
+  fake.delay = std::chrono::milliseconds(20);
+  BatchQueue queue(fake.backend(), {100000, std::chrono::milliseconds(20)});
+  std::vector<std::thread> clients;
+  std::atomic<int> wrong{0};
+  for (int c = 0; c < 16; ++c) {
+    clients.emplace_back([&, c] {
+      for (int r = 0; r < 5; ++r) {
+        const std::string line = "c" + std::to_string(c) + "r" + std::to_string(r);
+        if (texts(queue.submit({line, line + "b"}, with_beam(4)).get()) != std::vector<std::string>{line + "|4", line + "b|4"})
+          ++wrong;
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  queue.stop();
+  CHECK(wrong == 0);
+  const auto stats = queue.stats();
+  CHECK(stats.jobs == 80);
+  CHECK(stats.lines == 160);
+  CHECK(stats.batches < stats.jobs);
+  CHECK(stats.largest_batch_jobs > 1);
+}
+
+TEST_CASE("stop answers what is queued, then refuses new requests", "[serve]") {
+  FakeBackend fake;
+  fake.delay = std::chrono::milliseconds(30);
+  BatchQueue queue(fake.backend(), {4, std::chrono::milliseconds(1000)});
+  std::vector<std::future<std::vector<LineResult>>> futures;
+  for (int i = 0; i < 5; ++i) futures.push_back(queue.submit({"abc" + std::to_string(i)}, with_beam(1)));
+  queue.stop();  // does not wait out max_wait, and drops nothing
+  for (int i = 0; i < 5; ++i) CHECK(texts(futures[i].get()) == std::vector<std::string>{"abc" + std::to_string(i) + "|1"});
+  try {
+    queue.submit({"late"}, with_beam(1));
+    FAIL("submit after stop was accepted");
+  } catch (const RequestError& e) {
+    CHECK(e.status() == 503);
+  }
+}
+
+TEST_CASE("a failing batch fails its requests, not the queue", "[serve]") {
+  FakeBackend fake;
+  BatchQueue queue(fake.backend(), {1000, std::chrono::milliseconds(0)});
+  auto bad = queue.submit({"fail"}, with_beam(1));
+  CHECK_THROWS_WITH(bad.get(), "backend failed");
+  CHECK(texts(queue.submit({"ok"}, with_beam(1)).get()) == std::vector<std::string>{"ok|1"});
+}

@@ -1,0 +1,66 @@
+// Request checks: every bad input class is a RequestError with a 4xx status naming it.
+#include <catch2/catch.hpp>
+
+#include "nmt/serve/request.h"
+
+using namespace nmt::serve;
+
+namespace {
+
+int status_of(const std::string& body, bool opennmt = false) {
+  RequestLimits limits;
+  limits.max_lines = 3;
+  limits.max_line_bytes = 20;
+  try {
+    if (opennmt) parse_opennmt_request(body, JobOptions{}, limits);
+    else parse_translate_request(body, JobOptions{}, limits);
+  } catch (const RequestError& e) {
+    return e.status();
+  }
+  return 200;
+}
+
+}  // namespace
+
+TEST_CASE("a good request keeps its lines and options", "[serve]") {
+  JobOptions defaults;
+  defaults.beam = 4;
+  const auto r = parse_translate_request(R"({"text": ["eins", "zwei"], "nbest": 3, "attention": true})", defaults, {});
+  CHECK(r.lines == std::vector<std::string>{"eins", "zwei"});
+  CHECK(r.options.beam == 4);
+  CHECK(r.options.nbest == 3);
+  CHECK(r.options.attention);
+  CHECK(r.options.alpha == defaults.alpha);
+  CHECK(parse_translate_request(R"({"text": "eins", "beam": 1})", defaults, {}).options.nbest == 1);
+  const auto o = parse_opennmt_request(R"([{"src": "eins", "id": 100}, {"src": ""}])", defaults, {});
+  CHECK(o.lines == std::vector<std::string>{"eins", ""});
+}
+
+TEST_CASE("bad requests are refused with a status naming the problem", "[serve]") {
+  CHECK(status_of(R"({"text": ["ok"]})") == 200);
+  CHECK(status_of(R"({"text": ["ok")") == 400);                    // malformed JSON
+  CHECK(status_of("{\"text\": [\"bad \xff\"]}") == 400);            // invalid UTF-8
+  CHECK(status_of(R"(["ok"])") == 400);                             // not an object
+  CHECK(status_of(R"({"txt": ["ok"]})") == 400);                    // unknown field
+  CHECK(status_of(R"({"beam": 2})") == 400);                        // no text
+  CHECK(status_of(R"({"text": [1]})") == 400);                      // wrong type
+  CHECK(status_of(R"({"text": {"a": 1}})") == 400);
+  CHECK(status_of(R"({"text": []})") == 400);                       // empty
+  CHECK(status_of(R"({"text": ["  "]})") == 400);                   // blank line
+  CHECK(status_of(R"({"text": ["a\nb"]})") == 400);                 // two lines in one
+  CHECK(status_of(R"({"text": ["a", "b", "c", "d"]})") == 413);     // too many lines
+  CHECK(status_of(R"({"text": ["123456789012345678901"]})") == 413);  // too long a line
+  CHECK(status_of(R"({"text": ["ok"], "beam": 0})") == 400);
+  CHECK(status_of(R"({"text": ["ok"], "beam": 33})") == 400);
+  CHECK(status_of(R"({"text": ["ok"], "beam": 2, "nbest": 3})") == 400);
+  CHECK(status_of(R"({"text": ["ok"], "beam": "5"})") == 400);
+  CHECK(status_of(R"({"text": ["ok"], "alpha": -1})") == 400);
+  CHECK(status_of(R"({"text": ["ok"], "attention": 1})") == 400);
+  CHECK(status_of(R"([{"src": "ok", "id": 1}])", true) == 200);
+  CHECK(status_of(R"({"src": "ok"})", true) == 400);
+  CHECK(status_of(R"([{"source": "ok"}])", true) == 400);
+  CHECK(status_of(R"([{"src": 5}])", true) == 400);
+  CHECK(status_of(R"([{"src": "ok", "id": "x"}])", true) == 400);
+  CHECK(status_of(R"([])", true) == 400);
+  CHECK_THROWS_WITH(parse_translate_request(R"({"text": ["ok", 2]})", {}, {}), Catch::Contains("text[1]"));
+}
