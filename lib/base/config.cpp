@@ -72,6 +72,7 @@ void visit(TrainConfig& c, Visitor&& v) {
   v("patience", c.patience);
   v("metric", c.metric);
   v("keep_last", c.keep_last);
+  v("average_last", c.average_last);
   v("save_every", c.save_every);
   v("valid_max_sentences", c.valid_max_sentences);
   v("seed", c.seed);
@@ -195,6 +196,8 @@ void Config::validate() const {
   require(t.valid_every > 0 && t.log_every > 0, "train.valid_every and train.log_every must be positive");
   require(!t.metric.empty(), "train.metric is empty");
   require(t.keep_last >= 0 && t.save_every >= 0, "train.keep_last and train.save_every must be >= 0");
+  require(t.average_last >= 0 && t.average_last <= t.keep_last,
+          "train.average_last must be between 0 and train.keep_last (the step checkpoints it averages)");
   require(t.max_steps >= 0 && t.max_epochs >= 0 && t.max_time_minutes >= 0, "limits must be >= 0");
 }
 

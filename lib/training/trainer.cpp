@@ -11,6 +11,7 @@
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/device.h"
 #include "nmt/base/error.h"
+#include "nmt/models/average.h"
 #include "nmt/text/batching.h"
 #include "nmt/training/loss.h"
 #include "run.h"
@@ -55,17 +56,36 @@ std::pair<double, int64_t> update(Run& run, const std::vector<Batch>& batches) {
   return {loss_sum, tokens};
 }
 
-// Removes all but the newest `keep` step-N.pt files (whatever steps they were saved at).
-void prune_step_checkpoints(Run& run, int64_t keep) {
+// The step-N.pt files of the model directory, oldest first (whatever steps they were saved at).
+std::vector<std::string> step_checkpoints(const Run& run) {
   static const std::regex step_file(R"(step-([0-9]+)\.pt)");
-  std::vector<std::pair<int64_t, std::filesystem::path>> found;
+  std::vector<std::pair<int64_t, std::string>> found;
   for (const auto& entry : std::filesystem::directory_iterator(run.options.model_dir)) {
     std::smatch match;
     const auto name = entry.path().filename().string();
-    if (std::regex_match(name, match, step_file)) found.emplace_back(std::stoll(match[1].str()), entry.path());
+    if (std::regex_match(name, match, step_file)) found.emplace_back(std::stoll(match[1].str()), entry.path().string());
   }
   std::sort(found.begin(), found.end());
-  for (size_t i = 0; i + static_cast<size_t>(keep) < found.size(); ++i) std::filesystem::remove(found[i].second);
+  std::vector<std::string> paths;
+  for (auto& item : found) paths.push_back(std::move(item.second));
+  return paths;
+}
+
+// Removes all but the newest `keep` step checkpoints.
+void prune_step_checkpoints(Run& run, int64_t keep) {
+  const auto paths = step_checkpoints(run);
+  for (size_t i = 0; i + static_cast<size_t>(keep) < paths.size(); ++i) std::filesystem::remove(paths[i]);
+}
+
+// train.average_last: averaged.pt from the newest K step checkpoints.
+void write_averaged_model(Run& run) {
+  auto paths = step_checkpoints(run);
+  const auto k = static_cast<size_t>(run.config.train.average_last);
+  if (paths.size() > k) paths.erase(paths.begin(), paths.end() - static_cast<long>(k));
+  write_average(paths, run.path("averaged.pt"));
+  run.log->message("wrote " + run.path("averaged.pt") + ": the mean of " + std::to_string(paths.size()) +
+                   " step checkpoints (" + std::filesystem::path(paths.front()).filename().string() + " .. " +
+                   std::filesystem::path(paths.back()).filename().string() + ")");
 }
 
 // Validates, saves last (then best), and returns true when early stopping says stop.
@@ -178,6 +198,7 @@ TrainingResult run_training(Run& run) {
   if (run.is_main() && train_now) {
     if (agreed_signal == 0 && run.progress.step % t.valid_every != 0) validate_and_checkpoint(run);
     else save(run, "last.pt", true);
+    if (agreed_signal == 0 && t.average_last > 0) write_averaged_model(run);
   }
   run.group->wait_for_main();  // the other ranks finish only once rank 0 has saved
   std::signal(SIGINT, previous_int);

@@ -1,0 +1,18 @@
+// nmt-average: averages the weights of several checkpoints of one run into a new model file.
+#include "nmt/base/cli.h"
+#include "nmt/models/average.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Average the weights of checkpoints of one run (same model config and tokenizers) into one model file",
+               "nmt-average"};
+  nmt::cli::CommonOptions common;
+  nmt::cli::add_common_options(app, common);
+  std::string output;
+  std::vector<std::string> inputs;
+  app.add_option("--output,-o", output, "The averaged model file (written atomically)")->required();
+  app.add_option("checkpoints", inputs, "Checkpoints to average, e.g. DIR/step-*.pt")->required()->check(CLI::ExistingFile);
+  return nmt::cli::run(app, common, argc, argv, [&] {
+    nmt::write_average(inputs, output);
+    return 0;
+  });
+}
