@@ -18,7 +18,7 @@ namespace nmt {
 struct AlignJobOptions {
   AttentionExportOptions exporting;
   int nbest = 1;              ///< hypotheses exported per sentence when translating (ranks 0..nbest-1)
-  size_t block_lines = 256;   ///< lines translated together
+  size_t block_lines = 2000;  ///< lines translated together (sorted by length inside a block)
   size_t html_max = 100;      ///< sentences kept for the HTML page
 };
 
