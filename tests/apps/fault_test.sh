@@ -112,6 +112,29 @@ grep -q "line 2: the line has no tokens" "$WORK/err.txt" || fail "no warning for
   fail "nmt-align failed on lines without tokens"
 [ "$(grep -c '"skipped":true' "$WORK/align.jsonl")" -ge 2 ] || fail "nmt-align did not mark the empty lines skipped"
 
+# Over-long lines: translate mode truncates with a warning, forced decoding skips the pair
+# with a warning; the other lines are still exported.
+long=$(printf 'seven hundred seventy-seven thousand %.0s' $(seq 300))
+longde=$(printf 'siebenhundertsiebenundsiebzigtausend %.0s' $(seq 300))
+printf 'three\n%s\nfour\n' "$long" >"$WORK/long.en"
+printf 'drei\n%s\nvier\n' "$longde" >"$WORK/long.de"
+"$BIN/nmt-align" --model "$MODEL" <"$WORK/long.en" >"$WORK/long.jsonl" 2>"$WORK/err.txt" || fail "nmt-align failed on a long line"
+grep -q "line 2: input of .* tokens truncated" "$WORK/err.txt" || fail "nmt-align did not warn about the truncation"
+[ "$(wc -l <"$WORK/long.jsonl")" -eq 3 ] || fail "nmt-align lost lines around a long one"
+"$BIN/nmt-align" --model "$MODEL" --tgt "$WORK/long.de" <"$WORK/long.en" >"$WORK/forced.jsonl" 2>"$WORK/err.txt" ||
+  fail "forced nmt-align failed on a long pair"
+grep -q "line 2: pair of .* longer than the model's" "$WORK/err.txt" || fail "no warning for the long forced pair"
+[ "$(grep -c '"skipped":true' "$WORK/forced.jsonl")" -eq 1 ] || fail "the long forced pair was not skipped alone"
+
+# n-best text output has Moses' four fields; the HTML page takes the first --html-max.
+"$BIN/nmt-translate" --model "$MODEL" --beam 3 --nbest 2 --quiet <"$WORK/in.txt" >"$WORK/nbest.txt"
+awk -F' [|][|][|] ' 'NF != 4 || $3 !~ /^LogProb= / { bad = 1 } END { exit bad }' "$WORK/nbest.txt" ||
+  fail "n-best lines are not 'id ||| text ||| LogProb= x ||| score'"
+[ "$(wc -l <"$WORK/nbest.txt")" -eq 6 ] || fail "expected 2 n-best lines per input line"
+"$BIN/nmt-align" --model "$MODEL" --html "$WORK/first2.html" --html-max 2 <"$WORK/in.txt" >/dev/null 2>&1
+grep -q "the first 2 of 3 objects" "$WORK/first2.html" || fail "the page does not say it shows the first 2 of 3"
+[ "$(grep -o '"line":' "$WORK/first2.html" | wc -l)" -eq 2 ] || fail "the page holds other than 2 sentences"
+
 # An impossible beam is refused up front, not left to the out-of-memory killer.
 expect 1 "use a smaller --beam" "$BIN/nmt-translate" --model "$MODEL" --beam 100000000 <"$WORK/in.txt"
 
