@@ -13,7 +13,7 @@ TEST_CASE("the registry lists greedy and beam", "[strategy]") {
   CHECK(search_strategy_list() == "greedy, beam");
 }
 
-TEST_CASE("beam 1 picks greedy by default; an explicit choice wins", "[strategy]") {
+TEST_CASE("beam 1 picks greedy by default, an explicit choice wins", "[strategy]") {
   SearchOptions options;
   options.beam = 1;
   options.nbest = 1;

@@ -73,7 +73,7 @@ TEST_CASE("hard alignment links each target word to its argmax source word, eos 
   CHECK(pharaoh_alignment(cut, true) == "1-0");
 }
 
-TEST_CASE("layer selection accepts all, last and an index; rejects the rest", "[align]") {
+TEST_CASE("layer selection accepts all, last and an index, and rejects the rest", "[align]") {
   CHECK(select_layers("all", 3, "transformer") == std::vector<int64_t>{0, 1, 2});
   CHECK(select_layers("last", 3, "transformer") == std::vector<int64_t>{2});
   CHECK(select_layers("1", 3, "transformer") == std::vector<int64_t>{1});

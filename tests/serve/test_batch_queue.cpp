@@ -90,7 +90,7 @@ TEST_CASE("requests with different options are never batched together", "[serve]
   }
 }
 
-TEST_CASE("a batch stays within max_batch_tokens; a bigger request goes alone", "[serve]") {
+TEST_CASE("a batch stays within max_batch_tokens, a bigger request goes alone", "[serve]") {
   FakeBackend fake;
   BatchQueue queue(fake.backend(), {10, std::chrono::milliseconds(30)});
   auto a = queue.submit({"aaaa"}, with_beam(1));          // 4 tokens

@@ -73,7 +73,7 @@ TEST_CASE("a run already at its limit takes no step and rewrites no checkpoint",
   CHECK(bytes_of(dir.file("run/best.pt")) == best);
 }
 
-TEST_CASE("on resume a limit flag replaces only itself; other changes are errors", "[trainer][run_dir]") {
+TEST_CASE("on resume a limit flag replaces only itself, other changes are errors", "[trainer][run_dir]") {
   at::set_num_threads(1);
   ScratchDir dir;
   test::make_tiny_task(dir);

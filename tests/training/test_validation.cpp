@@ -11,7 +11,7 @@
 
 using namespace nmt;
 
-TEST_CASE("validation scores every metric; exact match uses normalised references", "[validation]") {
+TEST_CASE("validation scores every metric, exact match against normalised references", "[validation]") {
   test::ScratchDir dir;
   test::make_tiny_task(dir);
   auto model = test::random_model(dir, "transformer", 3);
