@@ -103,6 +103,7 @@ class BeamSearch {
   void start() {
     const int64_t batch = source_.size(0);
     state_ = model_.initial_state(model_.encode(source_));
+    state_.want_attention = history_.needs_attention();
     state_.select(torch::arange(batch, torch::TensorOptions(torch::kLong).device(device_))
                       .repeat_interleave(beam_));
     for (int64_t b = 0; b < batch; ++b) {

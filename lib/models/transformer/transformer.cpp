@@ -170,7 +170,7 @@ StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderS
   auto x = embed(target_embedding_, previous_tokens.unsqueeze(1), state.step);  // [B, 1, D]
   const auto& memory_bias = state.sentence.at("source_bias");
   StepOutput out;
-  out.layer_attention.reserve(decoder_layers_.size());
+  if (state.want_attention) out.layer_attention.reserve(decoder_layers_.size());
   for (size_t i = 0; i < decoder_layers_.size(); ++i) {
     KeyValue cache{state.hypothesis.at(self_keys_[i]), state.hypothesis.at(self_values_[i])};
     KeyValue memory{state.sentence.at(memory_keys_[i]), state.sentence.at(memory_values_[i])};
@@ -179,10 +179,10 @@ StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderS
     x = result.output;
     state.hypothesis[self_keys_[i]] = cache.keys;
     state.hypothesis[self_values_[i]] = cache.values;
-    out.layer_attention.push_back(result.cross_weights.squeeze(2));  // [B, H, S]
+    if (state.want_attention) out.layer_attention.push_back(result.cross_weights.squeeze(2));  // [B, H, S]
   }
   out.log_probs = torch::log_softmax(project_output(x).squeeze(1), -1);
-  out.attention = out.layer_attention[alignment_layer_].mean(1);  // [B, S]
+  if (state.want_attention) out.attention = out.layer_attention[alignment_layer_].mean(1);  // [B, S]
   ++state.step;
   return out;
 }
