@@ -1,7 +1,9 @@
 // Batched beam search over the Seq2SeqModel interface, in the style of fairseq and
 // CTranslate2:
-//  * the encoder runs once; the decoder state is expanded to `beam` rows per sentence
-//    with DecoderState::select and reordered by beam origin after every step;
+//  * the encoder runs once; the first step runs at batch size (every sentence has only
+//    bos), and its candidates expand the decoder state to `beam` rows per sentence with
+//    DecoderState::select (CTranslate2's expand_after_first_step); after that, rows are
+//    reordered by beam origin after every step;
 //  * each step scores all rows at once and takes the top 2 * beam candidates per
 //    sentence over [beam * V] on tensors; only those small results reach the host;
 //  * eos candidates among the top `beam` ranks become finished hypotheses, and the
@@ -72,7 +74,7 @@ class BeamSearch {
         source_(source),
         device_(source.device()),
         beam_(options.beam),
-        history_(source.size(0) * options.beam, options.keep_attention && model.has_attention(),
+        history_(source.size(0), options.keep_attention && model.has_attention(),
                  options.keep_attention && model.attention_layers() > 0,
                  options.coverage > 0 && model.has_attention()) {
     for (const auto& info : sources) sentences_.push_back({info, {}, {}});
@@ -98,19 +100,15 @@ class BeamSearch {
   }
 
  private:
-  // Encodes once and expands every sentence to beam_ rows, of which only the first is
-  // live: the others start at -inf so the first step does not pick duplicates.
+  // Encodes once; one row per sentence until the first step's candidates expand it.
   void start() {
     const int64_t batch = source_.size(0);
     state_ = model_.initial_state(model_.encode(source_));
-    state_.select(torch::arange(batch, torch::TensorOptions(torch::kLong).device(device_))
-                      .repeat_interleave(beam_));
+    state_.want_attention = history_.needs_attention();
     for (int64_t b = 0; b < batch; ++b) {
       active_.push_back(b);
-      for (int64_t j = 0; j < beam_; ++j) {
-        tokens_.push_back(SpecialIds::kBos);
-        scores_.push_back(j == 0 ? 0.0f : kMinusInf);
-      }
+      tokens_.push_back(SpecialIds::kBos);
+      scores_.push_back(0.0f);
     }
   }
 
@@ -121,26 +119,26 @@ class BeamSearch {
     auto scores = log_probs + search_detail::to_tensor(scores_, device_).unsqueeze(1);
     std::vector<uint8_t> at_limit;
     for (int64_t sentence : active_)
-      at_limit.insert(at_limit.end(), beam_, sentences_[sentence].source.max_length == step);
+      at_limit.insert(at_limit.end(), rows_, sentences_[sentence].source.max_length == step);
     search_detail::mask_forbidden(scores, step, options_.min_length, at_limit);
 
     const auto groups = static_cast<int64_t>(active_.size());
     Candidates candidates;
-    candidates.k = std::min(2 * beam_, beam_ * vocab);
+    candidates.k = std::min(2 * beam_, rows_ * vocab);
     candidates.vocab = vocab;
-    auto top = scores.view({groups, beam_ * vocab}).topk(candidates.k, 1, true, true);
+    auto top = scores.view({groups, rows_ * vocab}).topk(candidates.k, 1, true, true);
     const auto& index = std::get<1>(top);
     candidates.scores = search_detail::to_float_vector(std::get<0>(top));
     candidates.flat_index = search_detail::to_int64_vector(index);
     candidates.token_log_probs =
-        search_detail::to_float_vector(log_probs.reshape({groups, beam_ * vocab}).gather(1, index));
+        search_detail::to_float_vector(log_probs.reshape({groups, rows_ * vocab}).gather(1, index));
     return candidates;
   }
 
   // Finalises group g's eos candidates and appends its beam_ rows to `next`.
   void choose(size_t g, const Candidates& c, const StepOutput& out, Continuation& next) {
     SentenceResult& sentence = sentences_[active_[g]];
-    const auto first_row = static_cast<int64_t>(g) * beam_;
+    const auto first_row = static_cast<int64_t>(g) * rows_;
     int64_t open = 0;
     for (int64_t rank = 0; rank < c.k && open < beam_; ++rank) {
       const size_t i = g * c.k + rank;
@@ -166,7 +164,7 @@ class BeamSearch {
   // No continuation is allowed (e.g. at the length limit with eos still forbidden):
   // the live rows become unfinished hypotheses.
   void cut_live_rows(SentenceResult& sentence, int64_t first_row) {
-    for (int64_t row = first_row; row < first_row + beam_; ++row)
+    for (int64_t row = first_row; row < first_row + rows_; ++row)
       if (scores_[row] != kMinusInf)
         insert_ranked(sentence.cut, history_.cut(row, sentence.source, options_), options_.nbest);
   }
@@ -179,7 +177,7 @@ class BeamSearch {
     next.token_log_probs.push_back(token_log_prob);
   }
 
-  // After step `step`, group g's open rows hold step + 1 tokens.
+  // After step `step`, group g's open rows (always beam_ in `next`) hold step + 1 tokens.
   bool sentence_done(size_t g, const Continuation& next, int64_t step) const {
     const SentenceResult& sentence = sentences_[active_[g]];
     if (step + 1 > sentence.source.max_length) return true;  // the eos-only step just ran
@@ -217,8 +215,11 @@ class BeamSearch {
     const auto index = search_detail::to_tensor(kept.origin, device_);
     history_.advance(kept.origin, index, identity, kept.tokens, kept.token_log_probs, out);
     // Origins stay within their sentence's group, so one select both drops sentences
-    // and reorders hypotheses (sentence tensors are equal across a group).
-    if (dropped) {
+    // and reorders hypotheses (sentence tensors are equal across a group); after the
+    // first step it also expands each sentence to beam_ rows.
+    const bool expanding = rows_ != beam_;
+    rows_ = beam_;
+    if (dropped || expanding) {
       state_.select(index);
     } else if (!identity) {
       state_.reorder(index);
@@ -233,7 +234,8 @@ class BeamSearch {
   const torch::Device device_;
   const int64_t beam_;
   std::vector<SentenceResult> sentences_;
-  std::vector<int64_t> active_;  // sentence of each group of beam_ rows
+  std::vector<int64_t> active_;  // sentence of each group of rows_ rows
+  int64_t rows_ = 1;             // rows per group: 1 at the first step, then beam_
   DecoderState state_;
   std::vector<int64_t> tokens_;  // per row: the token to feed next
   std::vector<float> scores_;    // per row: cumulative log-prob, -inf for an empty slot

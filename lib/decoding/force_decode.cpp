@@ -22,6 +22,7 @@ Hypothesis force_decode(Seq2SeqModel& model, const torch::Tensor& source,
   DecoderState state = model.initial_state(model.encode(source));
   RowHistory history(1, keep_attention && model.has_attention(),
                      keep_attention && model.attention_layers() > 0, false);
+  state.want_attention = history.needs_attention();
   const std::vector<int64_t> origin{0};
   const auto origin_tensor = to_tensor(origin, device);
   int64_t previous = SpecialIds::kBos;

@@ -22,6 +22,7 @@ std::vector<Hypothesis> greedy_search(Seq2SeqModel& model, const torch::Tensor& 
   RowHistory history(batch, options.keep_attention && model.has_attention(),
                      options.keep_attention && model.attention_layers() > 0,
                      options.coverage > 0 && model.has_attention());
+  state.want_attention = history.needs_attention();
   std::vector<Hypothesis> results(batch);
   std::vector<int64_t> sentence_of_row, tokens(batch, SpecialIds::kBos);
   for (int64_t b = 0; b < batch; ++b) sentence_of_row.push_back(b);

@@ -64,6 +64,8 @@ class RowHistory {
                bool identity, const std::vector<int64_t>& tokens,
                const std::vector<float>& log_probs, const StepOutput& out);
 
+  /// Whether advance()/finish() read StepOutput's attention (DecoderState::want_attention).
+  bool needs_attention() const { return keep_attention_ || track_coverage_; }
   double log_prob(int64_t row) const { return paths_[row].log_prob; }
   int64_t length(int64_t row) const { return static_cast<int64_t>(paths_[row].tokens.size()); }
 

@@ -128,7 +128,8 @@ TEST_CASE("finished sentences leave the batch", "[search]") {
   o.beam = 2;
   o.min_length = 10;  // every sentence runs to its own limit: 2, 3 and 4 tokens
   nmt::beam_search(model, batch_of(kSources), o);
-  CHECK(model.rows_per_step == std::vector<int64_t>{6, 6, 6, 4, 2});
+  // The first step runs one row per sentence (all start from bos), then beam rows each.
+  CHECK(model.rows_per_step == std::vector<int64_t>{3, 6, 6, 4, 2});
 }
 
 TEST_CASE("force_decode scores the given target through step()", "[search]") {

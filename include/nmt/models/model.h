@@ -31,6 +31,11 @@ struct DecoderState {
   /// selected when the set of sentences changes, never copied per step.
   std::map<std::string, torch::Tensor> sentence;
   int64_t step = 0;  ///< target positions decoded so far
+  /// Whether step() must fill StepOutput::attention and layer_attention. A search that
+  /// neither keeps attention nor scores coverage clears it, so a model may skip the
+  /// work (the Transformer's head means and per-layer copies); set once, after
+  /// initial_state().
+  bool want_attention = true;
 
   /// Reorders per-hypothesis tensors: row i becomes old row index[i]. `index` must only
   /// permute rows within a sentence's group of hypotheses.
@@ -44,9 +49,11 @@ struct DecoderState {
 struct StepOutput {
   torch::Tensor log_probs;  ///< [B, V] log-softmax over the target vocabulary
   /// [B, S] the attention this step used, as one distribution over source positions
-  /// (Transformer: head-mean of the alignment layer). Undefined for models without attention.
+  /// (Transformer: head-mean of the alignment layer). Undefined for models without
+  /// attention, and may be undefined when DecoderState::want_attention is false.
   torch::Tensor attention;
-  /// Transformer only: cross-attention of every layer, each [B, H, S].
+  /// Transformer only: cross-attention of every layer, each [B, H, S] (empty when
+  /// DecoderState::want_attention is false).
   std::vector<torch::Tensor> layer_attention;
 };
 

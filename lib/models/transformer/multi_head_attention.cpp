@@ -3,6 +3,7 @@
 #include <torch/nn/init.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "nmt/base/error.h"
@@ -16,6 +17,31 @@ namespace {
 // and unpadded batches give the same weights; finite, so an all-masked row stays a
 // (uniform) distribution instead of NaN.
 constexpr double kMaskedScore = -1e9;
+
+// Positions a full cache grows by. Beam search copies whole buffers when it reorders
+// rows, so spare room costs a copy every step: a small chunk, not the maximum length.
+constexpr int64_t kCacheChunk = 8;
+
+// `buffer` with room for at least `needed` positions (dim 2), its first `length` kept.
+// A buffer another tensor shares (a copied DecoderState) is copied, never written.
+torch::Tensor writable(torch::Tensor buffer, int64_t length, int64_t needed) {
+  const bool unshared = buffer.use_count() == 1 && buffer.storage().use_count() == 1;
+  if (buffer.size(2) >= needed && unshared) return buffer;
+  auto sizes = buffer.sizes().vec();
+  sizes[2] = std::max(sizes[2], (needed + kCacheChunk - 1) / kCacheChunk * kCacheChunk);
+  auto grown = torch::empty(sizes, buffer.options());
+  grown.narrow(2, 0, length).copy_(buffer.narrow(2, 0, length));
+  return grown;
+}
+
+// Writes `part` [B, H, T, dk] after the cache's filled positions; returns views of the
+// filled positions, the new ones included.
+torch::Tensor write_cache(torch::Tensor& buffer, int64_t length, const torch::Tensor& part) {
+  const auto end = length + part.size(2);
+  buffer = writable(std::move(buffer), length, end);
+  buffer.narrow(2, length, part.size(2)).copy_(part);
+  return buffer.narrow(2, 0, end);
+}
 
 }  // namespace
 
@@ -96,15 +122,13 @@ SelfAttentionImpl::SelfAttentionImpl(int64_t d_model, int64_t heads, double drop
 }
 
 AttentionOutput SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& bias,
-                                           KeyValue* cache) {
+                                           KeyValueCache* cache) {
   auto parts = split_heads(apply_linear(qkv_, x), 3);
   KeyValue current{parts[1], parts[2]};
   if (cache != nullptr) {
-    if (cache->keys.defined()) {
-      current.keys = torch::cat({cache->keys, current.keys}, 2);
-      current.values = torch::cat({cache->values, current.values}, 2);
-    }
-    *cache = current;
+    current.keys = write_cache(cache->keys, cache->length, current.keys);
+    current.values = write_cache(cache->values, cache->length, current.values);
+    cache->length += x.size(1);
   }
   return attend(parts[0], current, bias);
 }

@@ -153,8 +153,10 @@ DecoderState TransformerModel::initial_state(const EncoderOutput& encoded) {
   if (!state.sentence.count("source_bias")) {
     state.sentence["source_bias"] = padding_bias(encoded.source_mask, memory.scalar_type());
   }
-  // Same (immutable) empty cache for every layer: step() replaces, never mutates, entries.
-  auto empty = torch::zeros({memory.size(0), config_.transformer.heads, 0, config_.transformer.d_model / config_.transformer.heads},
+  // Empty caches without room: the first step allocates them (SelfAttention grows a
+  // buffer by a few positions at a time and writes in place while it has room).
+  auto empty = torch::empty({memory.size(0), config_.transformer.heads, 0,
+                             config_.transformer.d_model / config_.transformer.heads},
                             memory.options());
   for (size_t i = 0; i < decoder_layers_.size(); ++i) {
     auto projected = decoder_layers_[i]->project_memory(memory);
@@ -170,19 +172,21 @@ StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderS
   auto x = embed(target_embedding_, previous_tokens.unsqueeze(1), state.step);  // [B, 1, D]
   const auto& memory_bias = state.sentence.at("source_bias");
   StepOutput out;
-  out.layer_attention.reserve(decoder_layers_.size());
+  if (state.want_attention) out.layer_attention.reserve(decoder_layers_.size());
   for (size_t i = 0; i < decoder_layers_.size(); ++i) {
-    KeyValue cache{state.hypothesis.at(self_keys_[i]), state.hypothesis.at(self_values_[i])};
+    // Moved out of the state, so a buffer nobody else holds is written in place.
+    KeyValueCache cache{std::move(state.hypothesis.at(self_keys_[i])),
+                        std::move(state.hypothesis.at(self_values_[i])), state.step};
     KeyValue memory{state.sentence.at(memory_keys_[i]), state.sentence.at(memory_values_[i])};
-    // No self-attention mask: the cache holds only positions <= the current one.
+    // No self-attention mask: attention reads only the filled positions <= the current one.
     auto result = decoder_layers_[i]->forward(x, torch::Tensor(), memory, memory_bias, &cache);
     x = result.output;
-    state.hypothesis[self_keys_[i]] = cache.keys;
-    state.hypothesis[self_values_[i]] = cache.values;
-    out.layer_attention.push_back(result.cross_weights.squeeze(2));  // [B, H, S]
+    state.hypothesis[self_keys_[i]] = std::move(cache.keys);
+    state.hypothesis[self_values_[i]] = std::move(cache.values);
+    if (state.want_attention) out.layer_attention.push_back(result.cross_weights.squeeze(2));  // [B, H, S]
   }
   out.log_probs = torch::log_softmax(project_output(x).squeeze(1), -1);
-  out.attention = out.layer_attention[alignment_layer_].mean(1);  // [B, S]
+  if (state.want_attention) out.attention = out.layer_attention[alignment_layer_].mean(1);  // [B, S]
   ++state.step;
   return out;
 }

@@ -101,7 +101,8 @@ KeyValue DecoderLayerImpl::project_memory(const torch::Tensor& memory) {
 
 DecoderLayerOutput DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& self_bias,
                                              const KeyValue& memory,
-                                             const torch::Tensor& memory_bias, KeyValue* cache) {
+                                             const torch::Tensor& memory_bias,
+                                             KeyValueCache* cache) {
   const bool training = is_training();
   torch::Tensor self_weights;
   auto h = residual_.apply(x, self_attention_norm_, training, [&](const torch::Tensor& input) {

@@ -2,7 +2,7 @@
 // Multi-head scaled dot-product attention (Vaswani et al. 2017, sec. 3.2.2) in the two
 // forms the Transformer decoder needs:
 //  - SelfAttention: one fused Q/K/V projection (one GEMM instead of three), optionally
-//    appending to an incremental key/value cache so decoding never re-runs the prefix;
+//    writing into an incremental key/value cache so decoding never re-runs the prefix;
 //  - CrossAttention: a fused K/V projection of the encoder memory that callers run once
 //    per source sentence, and a query projection run every step.
 // Masks are additive float biases built once per batch and shared by every layer.
@@ -22,6 +22,15 @@ namespace nmt {
 struct KeyValue {
   torch::Tensor keys;
   torch::Tensor values;
+};
+
+/// The self-attention keys/values of the positions decoded so far, in buffers with room
+/// for more, so that a step writes one position in place instead of copying the prefix
+/// (torch::cat). Shape: [B, H, capacity, dk] each, the first `length` positions filled.
+struct KeyValueCache {
+  torch::Tensor keys;
+  torch::Tensor values;
+  int64_t length = 0;
 };
 
 struct AttentionOutput {
@@ -74,10 +83,11 @@ class SelfAttentionImpl : public AttentionBase {
  public:
   SelfAttentionImpl(int64_t d_model, int64_t heads, double dropout);
   /// Shape: x [B, T, D], bias broadcastable to [B, H, T, Tk] -> output [B, T, D].
-  /// With a cache, the new keys/values are appended to it (Tk = cached + T) and the
-  /// cache is updated; without one, Tk = T.
+  /// With a cache, the new keys/values are written after its `length` positions
+  /// (Tk = length + T; the buffers grow, or are copied if another tensor shares them)
+  /// and `length` advances; without one, Tk = T.
   AttentionOutput forward(const torch::Tensor& x, const torch::Tensor& bias,
-                          KeyValue* cache = nullptr);
+                          KeyValueCache* cache = nullptr);
 
  private:
   torch::nn::Linear qkv_{nullptr};

@@ -36,7 +36,8 @@ class TransformerModel : public Seq2SeqModel {
   /// memory [B, S, D]; source_mask [B, S]; extra["source_bias"] [B, 1, 1, S] additive mask.
   EncoderOutput encode(const torch::Tensor& source) override;
   /// sentence: source_mask, source_bias, memory_keys.<l>, memory_values.<l>
-  /// ([B, H, S, dk]); hypothesis: self_keys.<l>, self_values.<l> ([B, H, 0, dk]).
+  /// ([B, H, S, dk]); hypothesis: self_keys.<l>, self_values.<l> ([B, H, capacity, dk],
+  /// the first `step` positions filled; see KeyValueCache).
   DecoderState initial_state(const EncoderOutput& encoded) override;
   /// previous_tokens [B] -> log_probs [B, V], attention [B, S], layer_attention L x [B, H, S].
   StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) override;

@@ -98,7 +98,7 @@ class DecoderLayerImpl : public torch::nn::Module {
   /// [B, 1, 1, S]. With `cache`, self-attention keys/values are appended to it.
   DecoderLayerOutput forward(const torch::Tensor& x, const torch::Tensor& self_bias,
                              const KeyValue& memory, const torch::Tensor& memory_bias,
-                             KeyValue* cache = nullptr);
+                             KeyValueCache* cache = nullptr);
 
  private:
   ResidualBlock residual_;
