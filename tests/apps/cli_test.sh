@@ -14,12 +14,8 @@ expect_error() {  # expect_error "what it must say" command...
   grep -qF -- "$needle" "$WORK/err" || { cat "$WORK/err" >&2; fail "error of '$*' does not mention '$needle'"; }
 }
 
-head -400 "$SRC/data/numbers/train.en" >"$WORK/train.en"
-head -400 "$SRC/data/numbers/train.de" >"$WORK/train.de"
-head -20 "$SRC/data/numbers/valid.en" >"$WORK/valid.en"
-head -20 "$SRC/data/numbers/valid.de" >"$WORK/valid.de"
-"$BIN/nmt-spm-train" --input "$WORK/train.en" "$WORK/train.de" --model-prefix "$WORK/spm" --vocab-size 60 \
-  --model-type bpe 2>/dev/null
+source "$SRC/tests/apps/tiny_task.sh"
+tiny_task "$WORK" 400 20
 cat >"$WORK/tiny.json" <<'JSON'
 {"model": {"arch": "transformer", "d_model": 32, "heads": 2, "ffn_dim": 64, "encoder_layers": 2, "decoder_layers": 2},
  "train": {"batch_tokens": 400, "schedule": "constant", "learning_rate": 0.003, "valid_every": 10, "log_every": 5,

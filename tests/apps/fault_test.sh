@@ -28,12 +28,8 @@ run_to_full() {
   grep -qF -- "$needle" "$WORK/err" || { cat "$WORK/err" >&2; fail "'$*' to /dev/full does not say '$needle'"; }
 }
 
-head -300 "$SRC/data/numbers/train.en" >"$WORK/train.en"
-head -300 "$SRC/data/numbers/train.de" >"$WORK/train.de"
-head -20 "$SRC/data/numbers/valid.en" >"$WORK/valid.en"
-head -20 "$SRC/data/numbers/valid.de" >"$WORK/valid.de"
-"$BIN/nmt-spm-train" --input "$WORK/train.en" "$WORK/train.de" --model-prefix "$WORK/spm" --vocab-size 60 \
-  --model-type bpe 2>/dev/null
+source "$SRC/tests/apps/tiny_task.sh"
+tiny_task "$WORK" 300 20
 cat >"$WORK/tiny.json" <<'JSON'
 {"model": {"arch": "transformer", "transformer": {"d_model": 32, "heads": 2, "ffn_dim": 64, "encoder_layers": 1,
            "decoder_layers": 1}},

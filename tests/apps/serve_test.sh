@@ -20,12 +20,8 @@ fail() {
 }
 
 # --- a tiny model, as in cli_test.sh --------------------------------------------------
-head -300 "$SRC/data/numbers/train.en" >"$WORK/train.en"
-head -300 "$SRC/data/numbers/train.de" >"$WORK/train.de"
-head -10 "$SRC/data/numbers/valid.en" >"$WORK/valid.en"
-head -10 "$SRC/data/numbers/valid.de" >"$WORK/valid.de"
-"$BIN/nmt-spm-train" --input "$WORK/train.en" "$WORK/train.de" --model-prefix "$WORK/spm" --vocab-size 60 \
-  --model-type bpe 2>/dev/null
+source "$SRC/tests/apps/tiny_task.sh"
+tiny_task "$WORK" 300 10
 cat >"$WORK/tiny.json" <<'JSON'
 {"model": {"arch": "transformer", "d_model": 32, "heads": 2, "ffn_dim": 64, "encoder_layers": 2, "decoder_layers": 2},
  "train": {"batch_tokens": 400, "schedule": "constant", "learning_rate": 0.003, "valid_every": 100, "log_every": 100,
