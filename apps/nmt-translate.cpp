@@ -98,10 +98,17 @@ int main(int argc, char** argv) {
   app.add_option("--format", out.format, "text or jsonl")->check(CLI::IsMember({"text", "jsonl"}))->capture_default_str();
   app.add_option("--ref", out.reference_path, "Reference file: print BLEU and chrF of the output on stderr")
       ->check(CLI::ExistingFile);
+  std::string precision = "fp32";
+  app.add_option("--precision", precision,
+                 "fp32 (exact) or bf16: matrix products in bfloat16, Transformer only, needs AVX512-BF16 "
+                 "(about 2x faster beam search; see bench/RESULTS.md for its BLEU cost)")
+      ->check(CLI::IsMember(nmt::precision_names()))
+      ->capture_default_str();
   app.add_option("--device", device_name, "cpu or cuda")->capture_default_str();
   app.add_flag("--stream", stream, "Translate and flush each line as it arrives (default when stdin is a terminal)");
   app.add_flag("--quiet", out.quiet, "No summary on stderr");
   return nmt::cli::run(app, common, argc, argv, [&] {
+    options.precision = nmt::parse_precision(precision);
     options.validate();
     const auto device = nmt::parse_device(device_name);
     nmt::Translator translator(nmt::load_model(model_path, device), options, device);

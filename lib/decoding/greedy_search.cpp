@@ -29,8 +29,9 @@ std::vector<Hypothesis> greedy_search(Seq2SeqModel& model, const torch::Tensor& 
 
   for (int64_t step = 0; !sentence_of_row.empty(); ++step) {
     StepOutput out = model.step(to_tensor(tokens, device), state);
-    // A masked copy: the chosen token's value is still its own log-prob.
-    auto scores = out.log_probs.to(torch::kFloat).clone();
+    // Masked in place (nothing else reads the log-probs): the chosen token's value is
+    // still its own log-prob, as forbidden tokens are never chosen while any is allowed.
+    auto scores = out.log_probs.to(torch::kFloat);
     std::vector<uint8_t> at_limit;
     for (int64_t s : sentence_of_row) at_limit.push_back(sources[s].max_length == step);
     mask_forbidden(scores, step, options.min_length, at_limit);

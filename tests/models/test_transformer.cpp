@@ -60,7 +60,9 @@ TEST_CASE("Transformer output shapes", "[transformer]") {
   CHECK(encoded.source_mask.sizes() == torch::IntArrayRef{2, 5});
 
   auto state = model->initial_state(encoded);
-  CHECK(state.hypothesis.at("self_keys.0").sizes() == torch::IntArrayRef{2, 2, 0, 16});
+  CHECK(state.buffers.at("self_keys.0").sizes() == torch::IntArrayRef{2, 2, 0, 16});
+  CHECK(state.hypothesis.at("self_cache_rows").sizes() == torch::IntArrayRef{2, 0});
+  CHECK(state.shares_sentence_rows);
   CHECK(state.sentence.at("memory_keys.1").sizes() == torch::IntArrayRef{2, 2, 5, 16});
   auto out = model->step(torch::full({2}, 2, torch::kInt64), state);
   CHECK(out.log_probs.sizes() == torch::IntArrayRef{2, 20});
@@ -69,7 +71,7 @@ TEST_CASE("Transformer output shapes", "[transformer]") {
   for (const auto& layer : out.layer_attention) CHECK(layer.sizes() == torch::IntArrayRef{2, 2, 5});
   CHECK(state.step == 1);
   // A buffer with room for more positions, of which the first state.step are filled.
-  const auto& cache = state.hypothesis.at("self_values.1");
+  const auto& cache = state.buffers.at("self_values.1");
   CHECK(cache.dim() == 4);
   CHECK((cache.size(0) == 2 && cache.size(1) == 2 && cache.size(3) == 16));
   CHECK(cache.size(2) >= state.step);
@@ -145,6 +147,45 @@ TEST_CASE("Transformer decoder state reorders like a beam", "[transformer]") {
   auto next = torch::tensor({13, 14, 15, 16}, torch::kInt64);
   CHECK(max_diff(model->step(next, reordered).log_probs, model->step(next, state).log_probs) <
         1e-6);
+}
+
+// The self-attention caches live in buffers that reorders never copy, addressed through a
+// table of rows (KeyValueCache): run past the buffers' growth chunk while hypotheses are
+// expanded, reordered and dropped, and check every step against the teacher-forced pass.
+TEST_CASE("Transformer cache table survives expansion, reorders, drops and growth", "[transformer]") {
+  auto model = eval_model(small_config());
+  torch::NoGradGuard no_grad;
+  const auto source = ids({{5, 6, 7, 8, 3}, {9, 10, 3, 0, 0}, {11, 12, 13, 3, 0}});
+  auto state = model->initial_state(model->encode(source));
+  std::vector<int64_t> sentence = {0, 1, 2};
+  std::vector<std::vector<int64_t>> history = {{2}, {2}, {2}};  // fed tokens, bos first
+  auto regroup = [&](const std::vector<int64_t>& origin, bool select) {
+    std::vector<int64_t> next_sentence;
+    std::vector<std::vector<int64_t>> next_history;
+    for (auto row : origin) next_sentence.push_back(sentence[row]), next_history.push_back(history[row]);
+    sentence = next_sentence;
+    history = next_history;
+    const auto index = torch::tensor(origin, torch::kInt64);
+    select ? state.select(index) : state.reorder(index);
+  };
+  torch::manual_seed(3);
+  for (int64_t t = 0; t < 20; ++t) {
+    std::vector<int64_t> fed;
+    for (const auto& h : history) fed.push_back(h.back());
+    auto out = model->step(torch::tensor(fed, torch::kInt64), state);
+    for (size_t row = 0; row < history.size(); ++row) {
+      const auto src = source[sentence[row]].unsqueeze(0);
+      const auto input = torch::tensor(history[row], torch::kInt64).unsqueeze(0);
+      const auto expected = torch::log_softmax(model->forward(src, input).logits[0][t], -1);
+      INFO("step " << t << " row " << row);
+      CHECK(max_diff(out.log_probs[row], expected) < 1e-5);
+    }
+    if (t == 0) regroup({0, 0, 1, 1, 2, 2}, true);             // beam of 2
+    if (t == 5) regroup({1, 0, 2, 2, 5, 4}, false);            // reorder, one row copied
+    if (t == 9) regroup({0, 1, 4, 5}, true);                   // sentence 1 finishes
+    if (t == 17) regroup({1, 1, 3, 2}, false);
+    for (auto& h : history) h.push_back(4 + torch::randint(15, {1}).item<int64_t>());
+  }
 }
 
 TEST_CASE("Transformer trains: gradients reach every parameter and it overfits", "[transformer]") {

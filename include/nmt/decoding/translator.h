@@ -15,6 +15,9 @@ struct TranslateOptions {
   int64_t batch_size = 0;        ///< sentences per batch; 0 = group by batch_tokens
   int64_t batch_tokens = 4096;   ///< padded source tokens per batch (when batch_size is 0)
   int64_t max_input_tokens = 250;  ///< longer inputs are truncated and flagged
+  /// Matrix products in bf16 (opt-in, Transformer only; see nmt/models/precision.h).
+  /// The Translator converts the model it is given, once.
+  Precision precision = Precision::fp32;
 
   /// Throws nmt::Error naming the first bad field.
   void validate() const;

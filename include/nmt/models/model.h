@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "nmt/models/precision.h"
+
 namespace nmt {
 
 /// Encoder output plus everything the decoder computes once per source sentence.
@@ -30,6 +32,14 @@ struct DecoderState {
   /// Same for all hypotheses of a sentence (encoder memory, projected keys): only
   /// selected when the set of sentences changes, never copied per step.
   std::map<std::string, torch::Tensor> sentence;
+  /// Model-owned buffers that neither reorder() nor select() touch (the Transformer's
+  /// self-attention caches, addressed through a table kept in `hypothesis`).
+  std::map<std::string, torch::Tensor> buffers;
+  /// Set by a model whose step() reads the `sentence` tensors of hypothesis row b at row
+  /// sentence_rows[b]: select() then updates that index ([rows] int64) instead of
+  /// copying every sentence tensor once per hypothesis (undefined = row b is row b).
+  bool shares_sentence_rows = false;
+  torch::Tensor sentence_rows;
   int64_t step = 0;  ///< target positions decoded so far
   /// Whether step() must fill StepOutput::attention and layer_attention. A search that
   /// neither keeps attention nor scores coverage clears it, so a model may skip the
@@ -41,7 +51,8 @@ struct DecoderState {
   /// permute rows within a sentence's group of hypotheses.
   void reorder(const torch::Tensor& index);
   /// Selects rows of every tensor (e.g. expand each sentence to `beam` rows, or drop
-  /// finished sentences).
+  /// finished sentences); with shares_sentence_rows, of sentence_rows instead of the
+  /// sentence tensors.
   void select(const torch::Tensor& index);
 };
 
@@ -92,6 +103,10 @@ class Seq2SeqModel : public torch::nn::Module {
   virtual int64_t max_positions() const { return 0; }
   /// Self-attention of every layer for a teacher-forced pair (same inputs as forward).
   /// Empty for families without self-attention (the RNNs).
+  /// For inference only: converts what the precision needs (bf16: the Transformer's
+  /// Linear weights, once). fp32 is a no-op. Throws nmt::Error for a family that does
+  /// not implement `precision`, or to go back to fp32 after bf16 (the weights were rounded).
+  virtual void set_inference_precision(Precision precision);
   virtual SelfAttentionWeights self_attention(const torch::Tensor& source, const torch::Tensor& target_input) {
     (void)source, (void)target_input;
     return {};

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "nmt/base/error.h"
+#include "nmt/models/precision.h"
 #include "single_query_attention.h"
 
 namespace nmt {
@@ -18,29 +19,20 @@ namespace {
 // (uniform) distribution instead of NaN.
 constexpr double kMaskedScore = -1e9;
 
-// Positions a full cache grows by. Beam search copies whole buffers when it reorders
-// rows, so spare room costs a copy every step: a small chunk, not the maximum length.
-constexpr int64_t kCacheChunk = 8;
-
-// `buffer` with room for at least `needed` positions (dim 2), its first `length` kept.
-// A buffer another tensor shares (a copied DecoderState) is copied, never written.
-torch::Tensor writable(torch::Tensor buffer, int64_t length, int64_t needed) {
-  const bool unshared = buffer.use_count() == 1 && buffer.storage().use_count() == 1;
-  if (buffer.size(2) >= needed && unshared) return buffer;
-  auto sizes = buffer.sizes().vec();
-  sizes[2] = std::max(sizes[2], (needed + kCacheChunk - 1) / kCacheChunk * kCacheChunk);
-  auto grown = torch::empty(sizes, buffer.options());
-  grown.narrow(2, 0, length).copy_(buffer.narrow(2, 0, length));
-  return grown;
-}
-
-// Writes `part` [B, H, T, dk] after the cache's filled positions; returns views of the
-// filled positions, the new ones included.
-torch::Tensor write_cache(torch::Tensor& buffer, int64_t length, const torch::Tensor& part) {
-  const auto end = length + part.size(2);
-  buffer = writable(std::move(buffer), length, end);
-  buffer.narrow(2, length, part.size(2)).copy_(part);
-  return buffer.narrow(2, 0, end);
+// The matmul path's form of memory.rows: keys/values (and a per-row bias) with one row
+// per query row. [B] rows select whole rows; [B, Tk] rows gather each position.
+KeyValue gather_rows(const KeyValue& memory, torch::Tensor& bias) {
+  const auto& rows = memory.rows;
+  if (!rows.defined()) return memory;
+  if (rows.dim() == 1) {
+    if (bias.defined() && bias.size(0) > 1) bias = bias.index_select(0, rows);
+    return {memory.keys.index_select(0, rows), memory.values.index_select(0, rows), {}};
+  }
+  const auto positions = torch::arange(rows.size(1), rows.options()).unsqueeze(0).expand_as(rows);
+  auto gather = [&](const torch::Tensor& t) {  // [N, H, Tk, dk] -> [B, H, Tk, dk]
+    return t.permute({0, 2, 1, 3}).index({rows, positions}).permute({0, 2, 1, 3});
+  };
+  return {gather(memory.keys), gather(memory.values), {}};
 }
 
 }  // namespace
@@ -62,9 +54,9 @@ void init_linear(torch::nn::Linear& linear, int64_t blocks) {
 }
 
 torch::Tensor apply_linear(torch::nn::Linear& linear, const torch::Tensor& x) {
-  if (x.dim() == 2) return linear(x);
+  if (x.dim() == 2) return linear_in_precision(x, linear->weight, linear->bias);
   auto sizes = x.sizes().vec();
-  auto flat = linear(x.reshape({-1, sizes.back()}));
+  auto flat = linear_in_precision(x.reshape({-1, sizes.back()}), linear->weight, linear->bias);
   sizes.back() = flat.size(1);
   return flat.view(sizes);
 }
@@ -93,12 +85,14 @@ std::vector<torch::Tensor> AttentionBase::split_heads(const torch::Tensor& proje
       .unbind(0);
 }
 
-AttentionOutput AttentionBase::attend(const torch::Tensor& query, const KeyValue& memory,
-                                      const torch::Tensor& bias) {
-  if (!is_training() && single_query_applies(query, memory, bias)) {
-    auto attended = single_query_attention(query, memory, bias, scale_);
+AttentionOutput AttentionBase::attend(const torch::Tensor& query, const KeyValue& shared,
+                                      const torch::Tensor& shared_bias) {
+  if (!is_training() && single_query_applies(query, shared, shared_bias)) {
+    auto attended = single_query_attention(query, shared, shared_bias, scale_);
     return {apply_linear(output_, attended.context), attended.weights};
   }
+  auto bias = shared_bias;
+  const auto memory = gather_rows(shared, bias);
   auto scores = torch::matmul(query, memory.keys.transpose(-2, -1));  // [B, H, Tq, Tk]
   // One pass for both the 1/sqrt(dk) scale and the mask: bias + scale * scores.
   scores = bias.defined() ? torch::add(bias, scores, scale_) : scores.mul_(scale_);
@@ -124,12 +118,13 @@ SelfAttentionImpl::SelfAttentionImpl(int64_t d_model, int64_t heads, double drop
 AttentionOutput SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& bias,
                                            KeyValueCache* cache) {
   auto parts = split_heads(apply_linear(qkv_, x), 3);
-  KeyValue current{parts[1], parts[2]};
-  if (cache != nullptr) {
-    current.keys = write_cache(cache->keys, cache->length, current.keys);
-    current.values = write_cache(cache->values, cache->length, current.values);
-    cache->length += x.size(1);
-  }
+  if (cache == nullptr) return attend(parts[0], {parts[1], parts[2], {}}, bias);
+  const auto rows = x.size(0), length = cache->length, end = length + x.size(1);
+  if (cache->keys.size(0) < rows || cache->keys.size(2) < end || cache->rows.size(1) != end)
+    throw Error("transformer: self-attention cache without room for the step");
+  cache->keys.narrow(0, 0, rows).narrow(2, length, x.size(1)).copy_(parts[1]);
+  cache->values.narrow(0, 0, rows).narrow(2, length, x.size(1)).copy_(parts[2]);
+  const KeyValue current{cache->keys.narrow(2, 0, end), cache->values.narrow(2, 0, end), cache->rows};
   return attend(parts[0], current, bias);
 }
 
@@ -147,7 +142,7 @@ KeyValue CrossAttentionImpl::project_memory(const torch::Tensor& memory) {
   // matmul would copy these permuted views on every call anyway; copying once here
   // lets every decoding step use them in place.
   auto parts = split_heads(apply_linear(key_value_, memory), 2);
-  return {parts[0].contiguous(), parts[1].contiguous()};
+  return {parts[0].contiguous(), parts[1].contiguous(), {}};
 }
 
 AttentionOutput CrossAttentionImpl::forward(const torch::Tensor& x, const KeyValue& memory,

@@ -33,13 +33,28 @@ struct View4 {
   }
 };
 
+// Which key/value row query row b reads at position t (KeyValue::rows).
+struct RowLookup {
+  const int64_t* table = nullptr;  // null: row b
+  int64_t row_stride = 0, position_stride = 0;
+  explicit RowLookup(const torch::Tensor& rows) {
+    if (!rows.defined()) return;
+    table = rows.data_ptr<int64_t>();
+    row_stride = rows.stride(0);
+    position_stride = rows.dim() == 2 ? rows.stride(1) : 0;
+  }
+  int64_t at(int64_t b, int64_t t) const {
+    return table == nullptr ? b : table[b * row_stride + t * position_stride];
+  }
+};
+
 // One (row, head): scores into `weights`, softmax in place, weighted values into `out`.
-void attend_one(const float* q, const View4& keys, const View4& values, const float* bias,
-                int64_t b, int64_t h, int64_t length, int64_t dk, float scale, float* weights,
-                float* out) {
+void attend_one(const float* q, const View4& keys, const View4& values, const RowLookup& rows,
+                const float* bias, int64_t b, int64_t h, int64_t length, int64_t dk, float scale,
+                float* weights, float* out) {
   float max_score = -INFINITY;
   for (int64_t t = 0; t < length; ++t) {
-    const float score = dot(q, keys.at(b, h, t), dk) * scale;
+    const float score = dot(q, keys.at(rows.at(b, t), h, t), dk) * scale;
     weights[t] = bias != nullptr ? bias[t] + score : score;
     max_score = std::max(max_score, weights[t]);
   }
@@ -49,7 +64,7 @@ void attend_one(const float* q, const View4& keys, const View4& values, const fl
   std::fill(out, out + dk, 0.0f);
   for (int64_t t = 0; t < length; ++t) {
     const float w = weights[t];
-    const float* v = values.at(b, h, t);
+    const float* v = values.at(rows.at(b, t), h, t);
     for (int64_t d = 0; d < dk; ++d) out[d] += w * v[d];
   }
 }
@@ -62,33 +77,40 @@ bool single_query_applies(const torch::Tensor& query, const KeyValue& memory,
     return t.device().is_cpu() && t.scalar_type() == torch::kFloat && t.dim() == 4 &&
            t.stride(3) == 1 && !t.requires_grad();
   };
+  const auto& rows = memory.rows;
+  const bool rows_ok = !rows.defined() ||
+                       (rows.device().is_cpu() && rows.scalar_type() == torch::kLong &&
+                        rows.size(0) == query.size(0) &&
+                        (rows.dim() == 1 || (rows.dim() == 2 && rows.size(1) == memory.keys.size(2))));
+  const int64_t memory_rows = rows.defined() ? memory.keys.size(0) : query.size(0);
   const bool bias_ok = !bias.defined() || (plain(bias) && bias.size(1) == 1 &&
-                                           bias.size(2) == 1 && bias.size(0) == query.size(0) &&
+                                           bias.size(2) == 1 && bias.size(0) == memory_rows &&
                                            bias.size(3) == memory.keys.size(2));
   return query.size(2) == 1 && plain(query) && plain(memory.keys) && plain(memory.values) &&
-         bias_ok;
+         rows_ok && bias_ok;
 }
 
 SingleQueryAttention single_query_attention(const torch::Tensor& query, const KeyValue& memory,
                                             const torch::Tensor& bias, double scale) {
-  const int64_t rows = query.size(0), heads = query.size(1), dk = query.size(3);
+  const int64_t query_rows = query.size(0), heads = query.size(1), dk = query.size(3);
   const int64_t length = memory.keys.size(2);
   SingleQueryAttention result;
-  result.context = torch::empty({rows, 1, heads * dk}, query.options());
-  result.weights = torch::empty({rows, heads, 1, length}, query.options());
+  result.context = torch::empty({query_rows, 1, heads * dk}, query.options());
+  result.weights = torch::empty({query_rows, heads, 1, length}, query.options());
   const View4 q(query), keys(memory.keys), values(memory.values);
+  const RowLookup rows(memory.rows);
   const float* bias_data = bias.defined() ? bias.data_ptr<float>() : nullptr;
   const int64_t bias_stride = bias.defined() ? bias.stride(0) : 0;
   float* context = result.context.data_ptr<float>();
   float* weights = result.weights.data_ptr<float>();
   // Work per item is small (length * dk multiply-adds twice): hand out chunks.
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, length * dk));
-  at::parallel_for(0, rows * heads, grain, [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, query_rows * heads, grain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t b = i / heads, h = i % heads;
-      attend_one(q.at(b, h), keys, values, bias_data ? bias_data + b * bias_stride : nullptr, b,
-                 h, length, dk, static_cast<float>(scale), weights + i * length,
-                 context + b * heads * dk + h * dk);
+      const float* row_bias = bias_data ? bias_data + rows.at(b, 0) * bias_stride : nullptr;
+      attend_one(q.at(b, h), keys, values, rows, row_bias, b, h, length, dk,
+                 static_cast<float>(scale), weights + i * length, context + b * heads * dk + h * dk);
     }
   });
   return result;

@@ -17,12 +17,14 @@ struct SingleQueryAttention {
 };
 
 /// softmax(scale * q k^T + bias) v for every row and head.
-/// Shape: query [B, H, 1, dk], memory keys/values [B, H, T, dk] (any strides, the
-/// last one 1), bias [B, 1, 1, T] or undefined. Float32 on the CPU only.
+/// Shape: query [B, H, 1, dk], memory keys/values [N, H, T, dk] (any strides, the
+/// last one 1) read through memory.rows (see KeyValue), bias [N, 1, 1, T] (read at the
+/// row of position 0) or undefined. Float32 on the CPU only.
 SingleQueryAttention single_query_attention(const torch::Tensor& query, const KeyValue& memory,
                                             const torch::Tensor& bias, double scale);
 
-/// Whether single_query_attention can take these inputs (else use the matmul path).
+/// Whether single_query_attention can take these inputs (else use the matmul path,
+/// after gathering memory.rows).
 bool single_query_applies(const torch::Tensor& query, const KeyValue& memory,
                           const torch::Tensor& bias);
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "nmt/base/error.h"
+#include "self_attention_caches.h"
 
 namespace nmt {
 
@@ -101,9 +102,10 @@ void TransformerModel::build_stacks() {
     decoder_->push_back(decoder_layers_.back());
     memory_keys_.push_back(indexed("memory_keys", i));
     memory_values_.push_back(indexed("memory_values", i));
-    self_keys_.push_back(indexed("self_keys", i));
-    self_values_.push_back(indexed("self_values", i));
   }
+  self_caches_ = std::make_shared<SelfAttentionCaches>(
+      config_.transformer.decoder_layers, config_.transformer.heads,
+      config_.transformer.d_model / config_.transformer.heads);
   if (uses_pre_norm(config_.transformer)) {
     auto options = torch::nn::LayerNormOptions({config_.transformer.d_model});
     encoder_norm_ = register_module("encoder_norm", torch::nn::LayerNorm(options));
@@ -129,7 +131,30 @@ torch::Tensor TransformerModel::embed(const torch::nn::Embedding& embedding,
 
 torch::Tensor TransformerModel::project_output(const torch::Tensor& x) {
   auto h = decoder_norm_.is_empty() ? x : decoder_norm_(x);
-  return torch::nn::functional::linear(h, output_weight());
+  const auto& weight = inference_output_weight_.defined() ? inference_output_weight_ : output_weight();
+  auto sizes = h.sizes().vec();
+  auto logits = linear_in_precision(h.reshape({-1, sizes.back()}), weight, torch::Tensor());
+  sizes.back() = logits.size(1);
+  return logits.view(sizes);
+}
+
+void TransformerModel::set_inference_precision(Precision precision) {
+  const bool converted = inference_output_weight_.defined();
+  if (precision == Precision::fp32) {
+    require(!converted, "the model was converted to bf16 and cannot go back to fp32");
+    return;
+  }
+  if (converted) return;
+  torch::NoGradGuard no_grad;
+  // The embeddings stay fp32 (they are looked up, not multiplied); a tied output
+  // projection gets its own bf16 copy.
+  inference_output_weight_ = output_weight().detach().to(torch::kBFloat16);
+  for (const auto& module : modules(/*include_self=*/false)) {
+    auto* linear = dynamic_cast<torch::nn::LinearImpl*>(module.get());
+    if (linear == nullptr) continue;
+    linear->weight.set_data(linear->weight.to(torch::kBFloat16));
+    if (linear->bias.defined()) linear->bias.set_data(linear->bias.to(torch::kBFloat16));
+  }
 }
 
 EncoderOutput TransformerModel::encode(const torch::Tensor& source) {
@@ -147,24 +172,19 @@ DecoderState TransformerModel::initial_state(const EncoderOutput& encoded) {
   DecoderState state;
   const auto& memory = encoded.memory;
   state.sentence = encoded.extra;
-  // No copy of `memory` itself: step() only reads its projections, and beam search
-  // copies every sentence tensor whenever sentences leave the batch.
+  // No copy of `memory` itself: step() only reads its projections. They stay one row
+  // per sentence: hypotheses read them through state.sentence_rows.
+  state.shares_sentence_rows = true;
   state.sentence["source_mask"] = encoded.source_mask;
   if (!state.sentence.count("source_bias")) {
     state.sentence["source_bias"] = padding_bias(encoded.source_mask, memory.scalar_type());
   }
-  // Empty caches without room: the first step allocates them (SelfAttention grows a
-  // buffer by a few positions at a time and writes in place while it has room).
-  auto empty = torch::empty({memory.size(0), config_.transformer.heads, 0,
-                             config_.transformer.d_model / config_.transformer.heads},
-                            memory.options());
   for (size_t i = 0; i < decoder_layers_.size(); ++i) {
     auto projected = decoder_layers_[i]->project_memory(memory);
     state.sentence[memory_keys_[i]] = projected.keys;
     state.sentence[memory_values_[i]] = projected.values;
-    state.hypothesis[self_keys_[i]] = empty;
-    state.hypothesis[self_values_[i]] = empty;
   }
+  self_caches_->initialise(state, memory.size(0), memory.options());
   return state;
 }
 
@@ -173,18 +193,16 @@ StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderS
   const auto& memory_bias = state.sentence.at("source_bias");
   StepOutput out;
   if (state.want_attention) out.layer_attention.reserve(decoder_layers_.size());
+  auto caches = self_caches_->open(state, x.size(0));
   for (size_t i = 0; i < decoder_layers_.size(); ++i) {
-    // Moved out of the state, so a buffer nobody else holds is written in place.
-    KeyValueCache cache{std::move(state.hypothesis.at(self_keys_[i])),
-                        std::move(state.hypothesis.at(self_values_[i])), state.step};
-    KeyValue memory{state.sentence.at(memory_keys_[i]), state.sentence.at(memory_values_[i])};
+    const KeyValue memory{state.sentence.at(memory_keys_[i]), state.sentence.at(memory_values_[i]),
+                          state.sentence_rows};
     // No self-attention mask: attention reads only the filled positions <= the current one.
-    auto result = decoder_layers_[i]->forward(x, torch::Tensor(), memory, memory_bias, &cache);
+    auto result = decoder_layers_[i]->forward(x, torch::Tensor(), memory, memory_bias, &caches[i]);
     x = result.output;
-    state.hypothesis[self_keys_[i]] = std::move(cache.keys);
-    state.hypothesis[self_values_[i]] = std::move(cache.values);
     if (state.want_attention) out.layer_attention.push_back(result.cross_weights.squeeze(2));  // [B, H, S]
   }
+  self_caches_->close(state, caches);
   out.log_probs = torch::log_softmax(project_output(x).squeeze(1), -1);
   if (state.want_attention) out.attention = out.layer_attention[alignment_layer_].mean(1);  // [B, S]
   ++state.step;

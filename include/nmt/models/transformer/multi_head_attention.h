@@ -18,19 +18,29 @@
 
 namespace nmt {
 
-/// Keys and values split into heads. Shape: [B, H, Tk, dk] each.
+/// Keys and values split into heads. Shape: [N, H, Tk, dk] each.
 struct KeyValue {
   torch::Tensor keys;
   torch::Tensor values;
+  /// Which row of keys/values each query row reads; undefined: query row b reads row b
+  /// (N = B). [B] int64: one row for every position (encoder memory kept once per
+  /// sentence and shared by its hypotheses). [B, Tk] int64: a row per position (the
+  /// decoder's self-attention cache, see KeyValueCache).
+  torch::Tensor rows;
 };
 
-/// The self-attention keys/values of the positions decoded so far, in buffers with room
-/// for more, so that a step writes one position in place instead of copying the prefix
-/// (torch::cat). Shape: [B, H, capacity, dk] each, the first `length` positions filled.
+/// The self-attention keys/values of every hypothesis of a search, stored as a tree so
+/// that neither a step nor a beam reorder copies a prefix: position t of query row b is
+/// buffer row rows[b][t]. A step writes each row's new position into buffer row b;
+/// a reorder permutes only the small `rows` table (the earlier positions of a buffer
+/// row are never written again, so every hypothesis that points at them still finds
+/// them). Shape: keys/values [N, H, capacity, dk] with N >= B rows; rows [B, length + T]
+/// int64 with column `length` onwards set to b for the positions being written.
 struct KeyValueCache {
   torch::Tensor keys;
   torch::Tensor values;
-  int64_t length = 0;
+  torch::Tensor rows;
+  int64_t length = 0;  ///< positions already filled (the step being decoded)
 };
 
 struct AttentionOutput {
@@ -66,8 +76,9 @@ class AttentionBase : public torch::nn::Module {
   /// Shape: projection [B, T, k*D] -> k tensors [B, H, T, dk] (views, no copy).
   std::vector<torch::Tensor> split_heads(const torch::Tensor& projected, int64_t parts) const;
   /// softmax(q k^T / sqrt(dk) + bias) v, heads merged, output projection applied.
-  /// Shape: query [B, H, Tq, dk], memory [B, H, Tk, dk], bias broadcastable to
-  /// [B, H, Tq, Tk] (or undefined) -> AttentionOutput.
+  /// Shape: query [B, H, Tq, dk], memory [N, H, Tk, dk] read through memory.rows, bias
+  /// broadcastable to [B, H, Tq, Tk] (or [N, 1, 1, Tk] with one memory row per query
+  /// row, memory.rows [B]; or undefined) -> AttentionOutput.
   AttentionOutput attend(const torch::Tensor& query, const KeyValue& memory,
                          const torch::Tensor& bias);
 
@@ -83,9 +94,9 @@ class SelfAttentionImpl : public AttentionBase {
  public:
   SelfAttentionImpl(int64_t d_model, int64_t heads, double dropout);
   /// Shape: x [B, T, D], bias broadcastable to [B, H, T, Tk] -> output [B, T, D].
-  /// With a cache, the new keys/values are written after its `length` positions
-  /// (Tk = length + T; the buffers grow, or are copied if another tensor shares them)
-  /// and `length` advances; without one, Tk = T.
+  /// With a cache (which must have room: see KeyValueCache), the new keys/values are
+  /// written at positions [length, length + T) of buffer rows 0..B-1 and attention reads
+  /// through cache->rows (Tk = length + T); without one, Tk = T.
   AttentionOutput forward(const torch::Tensor& x, const torch::Tensor& bias,
                           KeyValueCache* cache = nullptr);
 
@@ -100,8 +111,8 @@ class CrossAttentionImpl : public AttentionBase {
   /// Keys and values of the encoder memory, contiguous so every step's matmul reads
   /// them in place. Shape: memory [B, S, D] -> [B, H, S, dk] each.
   KeyValue project_memory(const torch::Tensor& memory);
-  /// Shape: x [B, T, D], memory [B, H, S, dk], bias [B, 1, 1, S] -> output [B, T, D],
-  /// weights [B, H, T, S].
+  /// Shape: x [B, T, D], memory [N, H, S, dk], bias [N, 1, 1, S] -> output [B, T, D],
+  /// weights [B, H, T, S]. Query row b reads memory row memory.rows[b] (b if undefined).
   AttentionOutput forward(const torch::Tensor& x, const KeyValue& memory,
                           const torch::Tensor& bias);
 

@@ -35,15 +35,19 @@ class TransformerModel : public Seq2SeqModel {
 
   /// memory [B, S, D]; source_mask [B, S]; extra["source_bias"] [B, 1, 1, S] additive mask.
   EncoderOutput encode(const torch::Tensor& source) override;
-  /// sentence: source_mask, source_bias, memory_keys.<l>, memory_values.<l>
-  /// ([B, H, S, dk]); hypothesis: self_keys.<l>, self_values.<l> ([B, H, capacity, dk],
-  /// the first `step` positions filled; see KeyValueCache).
+  /// sentence (one row per sentence, read through sentence_rows): source_mask,
+  /// source_bias, memory_keys.<l>, memory_values.<l> ([N, H, S, dk]); buffers:
+  /// self_keys.<l>, self_values.<l> and hypothesis: self_cache_rows (see KeyValueCache
+  /// and lib/models/transformer/self_attention_caches.h).
   DecoderState initial_state(const EncoderOutput& encoded) override;
   /// previous_tokens [B] -> log_probs [B, V], attention [B, S], layer_attention L x [B, H, S].
   StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) override;
   /// source [B, S], target_input [B, T] -> logits [B, T, V], in one causal pass.
   ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
   SelfAttentionWeights self_attention(const torch::Tensor& source, const torch::Tensor& target_input) override;
+
+  /// bf16: every Linear weight and the output projection are stored in bf16.
+  void set_inference_precision(Precision precision) override;
 
   int64_t attention_layers() const override { return config_.transformer.decoder_layers; }
   bool has_self_attention() const override { return true; }
@@ -71,6 +75,7 @@ class TransformerModel : public Seq2SeqModel {
   torch::nn::Embedding source_embedding_{nullptr};
   torch::nn::Embedding target_embedding_{nullptr};
   torch::Tensor output_weight_;  // undefined when tied
+  torch::Tensor inference_output_weight_;  // bf16 copy for inference; undefined in fp32
   torch::Tensor positions_;      // buffer [max_positions, D]
   torch::nn::ModuleList encoder_{nullptr};
   torch::nn::ModuleList decoder_{nullptr};
@@ -79,7 +84,8 @@ class TransformerModel : public Seq2SeqModel {
   torch::nn::LayerNorm encoder_norm_{nullptr};  // pre-norm only
   torch::nn::LayerNorm decoder_norm_{nullptr};
   // DecoderState keys per decoder layer, built once instead of every step.
-  std::vector<std::string> memory_keys_, memory_values_, self_keys_, self_values_;
+  std::vector<std::string> memory_keys_, memory_values_;
+  std::shared_ptr<class SelfAttentionCaches> self_caches_;
 };
 
 }  // namespace nmt

@@ -1,0 +1,79 @@
+#include "self_attention_caches.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+
+#include "nmt/base/error.h"
+
+namespace nmt {
+namespace {
+
+const char* const kTableName = "self_cache_rows";
+
+// Positions a full cache grows by. Growing copies the buffers, so not one at a time;
+// nothing else ever copies them, so the spare room costs only memory.
+constexpr int64_t kChunk = 16;
+
+bool shared(const torch::Tensor& t) { return t.use_count() > 1 || t.storage().use_count() > 1; }
+
+// `buffer` with at least `rows` rows (dim 0) and `capacity` positions (dim `position_dim`),
+// its first `filled` positions kept; unshared.
+torch::Tensor with_room(torch::Tensor buffer, int64_t rows, int64_t capacity, int64_t filled,
+                        int64_t position_dim) {
+  if (buffer.size(0) >= rows && buffer.size(position_dim) >= capacity && !shared(buffer)) return buffer;
+  auto sizes = buffer.sizes().vec();
+  sizes[0] = std::max(sizes[0], rows);
+  sizes[position_dim] = std::max(sizes[position_dim], (capacity + kChunk - 1) / kChunk * kChunk);
+  auto grown = torch::empty(sizes, buffer.options());
+  // Every old row: hypotheses now at lower rows still point into the higher ones.
+  grown.narrow(0, 0, buffer.size(0)).narrow(position_dim, 0, filled)
+      .copy_(buffer.narrow(position_dim, 0, filled));
+  return grown;
+}
+
+}  // namespace
+
+SelfAttentionCaches::SelfAttentionCaches(int64_t layers, int64_t heads, int64_t head_dim)
+    : heads_(heads), head_dim_(head_dim) {
+  for (int64_t i = 0; i < layers; ++i) {
+    key_names_.push_back("self_keys." + std::to_string(i));
+    value_names_.push_back("self_values." + std::to_string(i));
+  }
+}
+
+void SelfAttentionCaches::initialise(DecoderState& state, int64_t rows,
+                                     const torch::TensorOptions& options) const {
+  const auto empty = torch::empty({rows, heads_, 0, head_dim_}, options);
+  for (size_t i = 0; i < key_names_.size(); ++i) {
+    state.buffers[key_names_[i]] = empty;
+    state.buffers[value_names_[i]] = empty;
+  }
+  state.hypothesis[kTableName] = torch::empty({rows, 0}, options.dtype(torch::kLong));
+}
+
+std::vector<KeyValueCache> SelfAttentionCaches::open(DecoderState& state, int64_t rows) const {
+  const int64_t step = state.step;
+  auto& table = state.hypothesis.at(kTableName);
+  if (table.size(0) != rows) throw Error("transformer: the self-attention cache table has " + std::to_string(table.size(0)) +
+                                         " rows for " + std::to_string(rows) + " hypotheses");
+  table = with_room(std::move(table), rows, step + 1, step, 1);
+  table.select(1, step).copy_(torch::arange(rows, table.options()));
+  const auto filled = table.narrow(1, 0, step + 1);
+  std::vector<KeyValueCache> caches;
+  for (size_t i = 0; i < key_names_.size(); ++i) {
+    auto keys = with_room(std::move(state.buffers.at(key_names_[i])), rows, step + 1, step, 2);
+    auto values = with_room(std::move(state.buffers.at(value_names_[i])), rows, step + 1, step, 2);
+    caches.push_back({std::move(keys), std::move(values), filled, step});
+  }
+  return caches;
+}
+
+void SelfAttentionCaches::close(DecoderState& state, std::vector<KeyValueCache>& caches) const {
+  for (size_t i = 0; i < key_names_.size(); ++i) {
+    state.buffers[key_names_[i]] = std::move(caches[i].keys);
+    state.buffers[value_names_[i]] = std::move(caches[i].values);
+  }
+}
+
+}  // namespace nmt
