@@ -36,11 +36,16 @@ int main(int argc, char** argv) {
   app.add_option("--html", html_path, "Also write a self-contained HTML heatmap page");
   app.add_option("--html-max", job.html_max, "Sentences on the HTML page (the first N)")->capture_default_str();
   app.add_option("--output", output_path, "JSON Lines file (default: stdout); written atomically");
+  std::string precision = "fp32";
+  app.add_option("--precision", precision, nmt::kPrecisionHelp)
+      ->check(CLI::IsMember(nmt::precision_names()))
+      ->capture_default_str();
   app.add_option("--device", device_name, "cpu or cuda")->capture_default_str();
   return nmt::cli::run(app, common, argc, argv, [&] {
     options.all_heads = heads == "all";
     translate.search.nbest = job.nbest;
     if (translate.search.beam < job.nbest) translate.search.beam = job.nbest;
+    translate.precision = nmt::parse_precision(precision);
     const auto device = nmt::parse_device(device_name);
     nmt::Translator translator(nmt::load_model(model_path, device), translate, device);
     const auto& loaded = translator.model();

@@ -75,11 +75,16 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--max-input-tokens", base.max_input_tokens, "Longer inputs are truncated (with a warning in the answer)")
       ->check(CLI::PositiveNumber)->capture_default_str();
+  std::string precision = "fp32";
+  app.add_option("--precision", precision, nmt::kPrecisionHelp)
+      ->check(CLI::IsMember(nmt::precision_names()))
+      ->capture_default_str();
   app.add_option("--device", device_name, "cpu or cuda")->capture_default_str();
   return nmt::cli::run(app, common, argc, argv, [&] {
     if (d.nbest > d.beam) throw nmt::Error("--nbest " + std::to_string(d.nbest) + " must be <= --beam " + std::to_string(d.beam));
     const sigset_t signals = shutdown_signals();
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread exists
+    base.precision = nmt::parse_precision(precision);
     const auto device = nmt::parse_device(device_name);
     base.batch_tokens = batching.max_batch_tokens;
     batching.max_wait = std::chrono::milliseconds(max_wait_ms);

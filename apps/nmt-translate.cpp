@@ -99,9 +99,7 @@ int main(int argc, char** argv) {
   app.add_option("--ref", out.reference_path, "Reference file: print BLEU and chrF of the output on stderr")
       ->check(CLI::ExistingFile);
   std::string precision = "fp32";
-  app.add_option("--precision", precision,
-                 "fp32 (exact) or bf16: matrix products in bfloat16, Transformer only, needs AVX512-BF16 "
-                 "(about 2x faster beam search; see bench/RESULTS.md for its BLEU cost)")
+  app.add_option("--precision", precision, nmt::kPrecisionHelp)
       ->check(CLI::IsMember(nmt::precision_names()))
       ->capture_default_str();
   app.add_option("--device", device_name, "cpu or cuda")->capture_default_str();

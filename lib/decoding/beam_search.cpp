@@ -112,26 +112,36 @@ class BeamSearch {
     }
   }
 
+  // Two stages, the same candidates as one top-k over each sentence's [rows * V]
+  // scores: every one of a sentence's best 2 * beam is among its row's best 2 * beam.
+  // The first stage reads the log-probs once, and no [rows, V] sum is built.
   Candidates top_candidates(const StepOutput& out, int64_t step) const {
-    const auto log_probs = out.log_probs.to(torch::kFloat);
+    // Masked in place: nothing else reads the log-probs.
+    auto log_probs = out.log_probs.to(torch::kFloat);
     const int64_t vocab = log_probs.size(1);
     if (vocab <= SpecialIds::kEos) throw Error("beam_search: the vocabulary is too small");
-    auto scores = log_probs + search_detail::to_tensor(scores_, device_).unsqueeze(1);
     std::vector<uint8_t> at_limit;
     for (int64_t sentence : active_)
       at_limit.insert(at_limit.end(), rows_, sentences_[sentence].source.max_length == step);
-    search_detail::mask_forbidden(scores, step, options_.min_length, at_limit);
+    search_detail::mask_forbidden(log_probs, step, options_.min_length, at_limit);
 
     const auto groups = static_cast<int64_t>(active_.size());
+    const int64_t per_row = std::min(2 * beam_, vocab);
+    auto row_best = log_probs.topk(per_row, 1, true, true);
+    const auto& row_log_probs = std::get<0>(row_best);                       // [rows, per_row]
+    const auto row_tokens = std::get<1>(row_best).view({groups, rows_ * per_row});
+    const auto scores = row_log_probs + search_detail::to_tensor(scores_, device_).unsqueeze(1);
+
     Candidates candidates;
-    candidates.k = std::min(2 * beam_, rows_ * vocab);
+    candidates.k = std::min(2 * beam_, rows_ * per_row);
     candidates.vocab = vocab;
-    auto top = scores.view({groups, rows_ * vocab}).topk(candidates.k, 1, true, true);
-    const auto& index = std::get<1>(top);
+    auto top = scores.view({groups, rows_ * per_row}).topk(candidates.k, 1, true, true);
+    const auto& position = std::get<1>(top);  // slot * per_row + rank within the row
+    const auto slot = position.div(per_row, "floor");
     candidates.scores = search_detail::to_float_vector(std::get<0>(top));
-    candidates.flat_index = search_detail::to_int64_vector(index);
-    candidates.token_log_probs =
-        search_detail::to_float_vector(log_probs.reshape({groups, rows_ * vocab}).gather(1, index));
+    candidates.flat_index = search_detail::to_int64_vector(slot * vocab + row_tokens.gather(1, position));
+    candidates.token_log_probs = search_detail::to_float_vector(
+        row_log_probs.reshape({groups, rows_ * per_row}).gather(1, position));
     return candidates;
   }
 

@@ -47,6 +47,10 @@ Bf16ComputeScope::Bf16ComputeScope(bool enabled) : previous_(bf16_compute) {
 
 Bf16ComputeScope::~Bf16ComputeScope() { bf16_compute = previous_; }
 
+bool computes_in_bf16(const torch::Tensor& weight) {
+  return weight.scalar_type() == torch::kBFloat16 || (bf16_compute && weight.scalar_type() == torch::kFloat);
+}
+
 torch::Tensor linear_in_precision(const torch::Tensor& x, const torch::Tensor& weight,
                                   const torch::Tensor& bias) {
   constexpr auto kLow = torch::kBFloat16;

@@ -44,6 +44,15 @@ grep -q '"token_log_probs"' "$WORK/out.jsonl" || fail "jsonl lacks token scores"
 # Streaming (--batch-size 1) gives the same text as batched translation.
 "$BIN/nmt-translate" --model "$MODEL" --beam 3 --batch-size 1 --threads 1 --quiet <"$WORK/input.txt" \
   2>/dev/null | cmp -s - "$WORK/out.txt" || fail "streaming output differs from batched output"
+# --precision bf16: 4 lines out, or (on a CPU without AVX512-BF16) a clear refusal.
+if grep -qw avx512_bf16 /proc/cpuinfo; then
+  "$BIN/nmt-translate" --model "$MODEL" --beam 3 --precision bf16 --threads 1 --quiet <"$WORK/input.txt" \
+    >"$WORK/bf16.txt" 2>/dev/null || fail "translate --precision bf16 failed"
+  [ "$(wc -l <"$WORK/bf16.txt")" -eq 4 ] || fail "bf16 did not write 4 lines"
+else
+  expect_error "AVX512-BF16" "$BIN/nmt-translate" --model "$MODEL" --precision bf16 <"$WORK/input.txt"
+fi
+expect_error "--precision" "$BIN/nmt-translate" --model "$MODEL" --precision fp16 </dev/null
 
 # Scoring.
 cp "$WORK/valid.en" "$WORK/hyp.en"  # English: several words per line, so BLEU is defined

@@ -11,7 +11,7 @@ namespace {
 
 // Eight independent partial sums: the compiler may vectorise them without reassociating
 // a single float accumulator (which it must not do without -ffast-math).
-float dot(const float* a, const float* b, int64_t n) {
+inline __attribute__((always_inline)) float dot(const float* a, const float* b, int64_t n) {
   float partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -49,7 +49,9 @@ struct RowLookup {
 };
 
 // One (row, head): scores into `weights`, softmax in place, weighted values into `out`.
-void attend_one(const float* q, const View4& keys, const View4& values, const RowLookup& rows,
+// Cloned for AVX2 (chosen at load time): the same operations in the same order, eight
+// lanes at once; no FMA, so results are bit-identical to the default build's.
+__attribute__((target_clones("avx2", "default"))) void attend_one(const float* q, const View4& keys, const View4& values, const RowLookup& rows,
                 const float* bias, int64_t b, int64_t h, int64_t length, int64_t dk, float scale,
                 float* weights, float* out) {
   float max_score = -INFINITY;

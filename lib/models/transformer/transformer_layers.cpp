@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "nmt/base/error.h"
+#include "nmt/models/precision.h"
 
 namespace nmt {
 
@@ -48,6 +49,11 @@ FeedForwardImpl::FeedForwardImpl(int64_t d_model, int64_t inner_dim) {
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
   // relu_ in place: its backward only needs the result, saving one [B, T, F] buffer.
+  if (computes_in_bf16(inner_->weight)) {
+    // The widest activation stays bf16 between the two products: no casts of it.
+    auto hidden = apply_linear(inner_, x.to(torch::kBFloat16));
+    return apply_linear(outer_, hidden.relu_()).to(x.scalar_type());
+  }
   auto hidden = apply_linear(inner_, x);
   return apply_linear(outer_, hidden.relu_());
 }

@@ -1,0 +1,123 @@
+// Reduced precision (nmt/models/precision.h): bf16 inference converts the Transformer's
+// Linear weights once and stays close to fp32; mixed-precision training keeps fp32
+// master weights and fp32 gradients; what is not implemented says so.
+#include <catch2/catch.hpp>
+#include <torch/torch.h>
+
+#include "nmt/base/error.h"
+#include "nmt/models/registry.h"
+#include "nmt/models/transformer/transformer.h"
+
+using namespace nmt;
+
+namespace {
+
+ModelConfig small_transformer() {
+  ModelConfig config;
+  config.arch = "transformer";
+  config.source_vocab = 30;
+  config.target_vocab = 30;
+  config.dropout = 0;
+  config.transformer.d_model = 32;
+  config.transformer.heads = 4;
+  config.transformer.ffn_dim = 64;
+  config.transformer.encoder_layers = 2;
+  config.transformer.decoder_layers = 2;
+  config.transformer.attention_dropout = 0;
+  config.transformer.max_positions = 32;
+  return config;
+}
+
+const auto kSource = [] { return torch::tensor({{5, 6, 7, 8, 3}, {9, 10, 3, 0, 0}}, torch::kLong); };
+const auto kInput = [] { return torch::tensor({{2, 11, 12, 13}, {2, 14, 15, 16}}, torch::kLong); };
+
+std::vector<torch::Tensor> step_log_probs(Seq2SeqModel& model) {
+  torch::NoGradGuard no_grad;
+  auto state = model.initial_state(model.encode(kSource()));
+  std::vector<torch::Tensor> steps;
+  for (int64_t t = 0; t < 4; ++t) steps.push_back(model.step(kInput().select(1, t), state).log_probs);
+  return steps;
+}
+
+}  // namespace
+
+TEST_CASE("precision names parse and unknown ones are refused", "[precision]") {
+  CHECK(parse_precision("fp32") == Precision::fp32);
+  CHECK(parse_precision("bf16") == Precision::bf16);
+  CHECK_THROWS_WITH(parse_precision("fp16"), Catch::Contains("fp32 or bf16"));
+  CHECK(precision_name(Precision::bf16) == "bf16");
+}
+
+TEST_CASE("bf16 inference converts the Transformer once and stays close to fp32", "[precision]") {
+  torch::manual_seed(11);
+  auto model = build_model(small_transformer());
+  model->eval();
+  const auto exact = step_log_probs(*model);
+  model->set_inference_precision(Precision::fp32);  // a no-op
+  CHECK(step_log_probs(*model)[3].equal(exact[3]));
+
+  model->set_inference_precision(Precision::bf16);
+  model->set_inference_precision(Precision::bf16);  // idempotent
+  for (const auto& parameter : model->named_parameters()) {
+    const bool linear = parameter.key().find("embedding") == std::string::npos &&
+                        parameter.key().find("norm") == std::string::npos;
+    INFO(parameter.key());
+    CHECK(parameter.value().scalar_type() == (linear ? torch::kBFloat16 : torch::kFloat));
+  }
+  const auto low = step_log_probs(*model);
+  for (size_t t = 0; t < exact.size(); ++t) {
+    CHECK(low[t].scalar_type() == torch::kFloat);
+    const double diff = (low[t] - exact[t]).abs().max().item<double>();
+    CHECK(diff > 0);     // it did compute in bf16
+    CHECK(diff < 0.05);  // 8-bit mantissa, fp32 accumulation
+  }
+  CHECK_THROWS_WITH(model->set_inference_precision(Precision::fp32), Catch::Contains("cannot go back"));
+}
+
+TEST_CASE("bf16 inference is refused for the RNN families", "[precision]") {
+  auto config = small_transformer();
+  config.arch = "attention";
+  config.rnn.embedding_dim = 8;
+  config.rnn.hidden_dim = 8;
+  auto model = build_model(config);
+  model->set_inference_precision(Precision::fp32);
+  CHECK_THROWS_WITH(model->set_inference_precision(Precision::bf16), Catch::Contains("transformer family only"));
+}
+
+TEST_CASE("mixed-precision training keeps fp32 weights and gradients near fp32", "[precision]") {
+  torch::manual_seed(12);
+  auto model = build_model(small_transformer());
+  model->train();
+  const auto target = torch::tensor({{11, 12, 13, 3}, {14, 15, 16, 3}}, torch::kLong);
+  auto loss_of = [&](bool low) {
+    Bf16ComputeScope scope(low);
+    auto logits = model->forward(kSource(), kInput()).logits;
+    CHECK(logits.scalar_type() == torch::kFloat);
+    return torch::nn::functional::cross_entropy(logits.reshape({-1, 30}), target.reshape({-1}));
+  };
+  model->zero_grad();
+  loss_of(false).backward();
+  std::vector<torch::Tensor> exact;
+  for (const auto& p : model->parameters()) exact.push_back(p.grad().clone());
+  model->zero_grad();
+  const auto low_loss = loss_of(true);
+  low_loss.backward();
+  std::vector<torch::Tensor> low, reference;
+  size_t i = 0;
+  for (const auto& p : model->parameters()) {
+    REQUIRE(p.grad().defined());
+    CHECK(p.scalar_type() == torch::kFloat);
+    CHECK(p.grad().scalar_type() == torch::kFloat);
+    low.push_back(p.grad().flatten());
+    reference.push_back(exact[i++].flatten());
+  }
+  // The whole gradient, as the optimiser sees it: close in direction and size.
+  const auto g = torch::cat(low), r = torch::cat(reference);
+  const double relative = ((g - r).norm() / r.norm()).item<double>();
+  CHECK(relative > 0);
+  CHECK(relative < 0.05);
+  // The scope ends with its block: the next forward is fp32 again.
+  model->zero_grad();
+  loss_of(false).backward();
+  CHECK(model->parameters()[0].grad().equal(exact[0]));
+}
