@@ -64,6 +64,7 @@ void visit(TrainConfig& c, Visitor&& v) {
   v("weight_decay", c.weight_decay);
   v("clip_norm", c.clip_norm);
   v("label_smoothing", c.label_smoothing);
+  v("precision", c.precision);
   v("max_steps", c.max_steps);
   v("max_epochs", c.max_epochs);
   v("max_time_minutes", c.max_time_minutes);
@@ -193,6 +194,8 @@ void Config::validate() const {
           "sqrt(warmup / step))); use schedule constant for a fixed rate");
   require(t.label_smoothing >= 0 && t.label_smoothing < 1, "train.label_smoothing must be in [0, 1)");
   require(t.clip_norm >= 0, "train.clip_norm must be >= 0");
+  require(t.precision == "fp32" || t.precision == "bf16" || t.precision == "auto",
+          "train.precision must be fp32, bf16 or auto");
   require(t.valid_every > 0 && t.log_every > 0, "train.valid_every and train.log_every must be positive");
   require(!t.metric.empty(), "train.metric is empty");
   require(t.keep_last >= 0 && t.save_every >= 0, "train.keep_last and train.save_every must be >= 0");

@@ -32,6 +32,23 @@ std::string precision_name(Precision precision) {
 
 std::vector<std::string> precision_names() { return {"fp32", "bf16"}; }
 
+bool precision_supported(Precision precision, const torch::Device& device) {
+  if (precision != Precision::bf16 || !device.is_cpu()) return true;
+  return cpu_has_native_bf16() && torch::hasMKLDNN();
+}
+
+Precision resolve_training_precision(const std::string& name, const std::string& arch,
+                                     const torch::Device& device) {
+  if (name == "auto") {
+    // CUDA stays fp32 under auto: its bf16 path is untested here.
+    const bool native = device.is_cpu() && precision_supported(Precision::bf16, device);
+    return arch == "transformer" && native ? Precision::bf16 : Precision::fp32;
+  }
+  const auto precision = parse_precision(name);
+  require_precision_support(precision, device);
+  return precision;
+}
+
 void require_precision_support(Precision precision, const torch::Device& device) {
   if (precision != Precision::bf16 || !device.is_cpu()) return;
   if (!cpu_has_native_bf16())

@@ -1,15 +1,23 @@
 #include "nmt/training/loss.h"
 
+#include <torch/torch.h>
+
+#include "nmt/text/tokenizer.h"
+
 namespace nmt {
 
 LossSums label_smoothed_loss(const torch::Tensor& logits, const torch::Tensor& target, double epsilon) {
   const auto log_probs = torch::log_softmax(logits, -1);
-  const auto mask = target.ne(0);
+  // Fixed-shape masked sums (no masked_select: no data-dependent shapes, no host sync).
+  const auto mask = target.ne(SpecialIds::kPad).to(log_probs.scalar_type());
   const auto nll = -log_probs.gather(-1, target.unsqueeze(-1)).squeeze(-1);
-  const auto nll_sum = nll.masked_select(mask).sum();
+  const auto nll_sum = (nll * mask).sum();
   if (epsilon == 0) return {nll_sum, nll_sum.detach()};
-  const auto uniform = -log_probs.mean(-1);
-  const auto smooth_sum = uniform.masked_select(mask).sum();
+  // The smoothing mass goes to the ids that can be targets: not pad, not bos.
+  const auto vocab = log_probs.size(-1);
+  const auto impossible = log_probs.select(-1, SpecialIds::kPad) + log_probs.select(-1, SpecialIds::kBos);
+  const auto uniform = -(log_probs.sum(-1) - impossible) / static_cast<double>(vocab - 2);
+  const auto smooth_sum = (uniform * mask).sum();
   return {(1 - epsilon) * nll_sum + epsilon * smooth_sum, nll_sum.detach()};
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "nmt/base/directory_lock.h"
+#include "nmt/models/precision.h"
 #include "nmt/text/corpus.h"
 #include "nmt/text/tokenizer.h"
 #include "nmt/training/distributed.h"
@@ -35,6 +36,7 @@ struct Run {
   TrainerOptions options;
   Config config;
   torch::Device device{torch::kCPU};
+  Precision precision = Precision::fp32;  // train.precision resolved for this machine
   std::optional<Tokenizer> source_tokenizer, target_tokenizer;
   EncodedCorpus train;
   ValidationSet valid;

@@ -13,6 +13,7 @@
 #include "nmt/base/error.h"
 #include "nmt/models/average.h"
 #include "nmt/text/batching.h"
+#include "nmt/models/precision.h"
 #include "nmt/training/loss.h"
 #include "run.h"
 
@@ -36,6 +37,8 @@ std::pair<double, int64_t> update(Run& run, const std::vector<Batch>& batches) {
   const auto tokens = static_cast<int64_t>(run.group->sum(static_cast<double>(local_tokens)));
   double loss_sum = 0;
   for (const auto& batch : batches) {
+    // Also over backward(): its casts were recorded by the forward, and it reads no flag.
+    Bf16ComputeScope mixed_precision(run.precision == Precision::bf16);
     const auto logits = run.model->forward(batch.source.to(run.device), batch.target_input.to(run.device)).logits;
     auto sums = label_smoothed_loss(logits, batch.target_output.to(run.device), run.config.train.label_smoothing);
     (sums.loss / static_cast<double>(tokens)).backward();
@@ -122,6 +125,8 @@ void open_model_directory(Run& run, bool resuming) {
   run.log->open(run.path("train.jsonl"), run.progress.step);
   if (resuming) run.log->message("resuming from " + run.path("last.pt") + " at step " + std::to_string(run.progress.step));
   run.log->config(run.config, run.model->parameters());
+  run.log->message("precision: " + precision_name(run.precision) +
+                   (run.config.train.precision == "auto" ? " (train.precision auto)" : ""));
   write_file_atomically(run.path("config.json"), config_to_json(run.config).dump(2) + "\n");
   if (resuming && best_needs_repair(run)) {
     save(run, "best.pt", false);
@@ -226,6 +231,7 @@ bool prepare(Run& run) {
   if (options.resume && !resuming) throw Error("--resume: no " + run.path("last.pt") + " to resume from");
   if (resuming) resume(run);
   else start_fresh(run);
+  run.precision = resolve_training_precision(run.config.train.precision, run.config.model.arch, run.device);
   load_data(run);
   return resuming;
 }

@@ -26,6 +26,14 @@ Precision parse_precision(const std::string& name);
 std::string precision_name(Precision precision);
 std::vector<std::string> precision_names();
 
+/// Whether `precision` runs natively on `device` (what require_precision_support checks).
+bool precision_supported(Precision precision, const torch::Device& device);
+
+/// train.precision: "fp32", "bf16" (checked: require_precision_support) or "auto": bf16
+/// for the Transformer on a CPU that multiplies bf16 natively, fp32 otherwise.
+Precision resolve_training_precision(const std::string& name, const std::string& arch,
+                                     const torch::Device& device);
+
 /// Throws nmt::Error when `precision` would be slow or unsupported on `device` (a CPU
 /// without AVX512-BF16). CUDA is accepted unchecked (untested).
 void require_precision_support(Precision precision, const torch::Device& device);

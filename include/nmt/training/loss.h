@@ -9,7 +9,8 @@ struct LossSums {
 };
 
 /// Label-smoothed cross-entropy summed over non-padding positions (target 0 = pad).
-/// Uses (1-eps)*nll + eps*mean(-log p) per token: no dense smoothed target is built,
+/// Uses (1-eps)*nll + eps*mean(-log p) per token, the mean over the ids that can be
+/// targets (all but pad and bos, which get no mass): no dense smoothed target is built,
 /// so no [B, T, V] buffer is allocated per step beyond the log-probs.
 /// Shape: logits [B, T, V], target [B, T].
 LossSums label_smoothed_loss(const torch::Tensor& logits, const torch::Tensor& target, double epsilon);
