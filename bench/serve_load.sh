@@ -4,7 +4,7 @@
 # (cycled), beam 5; sentences/s of nmt-translate on the same lines for comparison; the
 # server's peak RSS over all the requests, and the ratio of the 64-client rate to
 # nmt-translate's. Environment: BEAM (5), PRECISION (fp32; bf16 for both tools), THREADS (2),
-# SOAK_REQUESTS (0; N: afterwards, 64 clients in 30 s rounds until the server has answered N
+# SERVE_FLAGS (more nmt-serve flags), SOAK_REQUESTS (0; N: afterwards, 64 clients in 30 s rounds until the server has answered N
 # requests, with its RSS after each round: does memory stay flat?).
 # Usage: bench/serve_load.sh MODEL.pt [SECONDS_PER_RUN=10] [LINES=200]   Prints Markdown.
 set -euo pipefail
@@ -33,7 +33,7 @@ PY
 
 echo "beam $BEAM, precision $PRECISION, $THREADS threads, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
 echo
-build/bin/nmt-serve --model "$MODEL" --port 0 --threads "$THREADS" --beam "$BEAM" --precision "$PRECISION" \
+build/bin/nmt-serve --model "$MODEL" --port 0 --threads "$THREADS" --beam "$BEAM" --precision "$PRECISION" ${SERVE_FLAGS:-} \
   2>"$WORK/serve.err" &
 SERVER_PID=$!
 for _ in $(seq 300); do grep -q "listening on" "$WORK/serve.err" && break; sleep 0.1; done

@@ -45,7 +45,7 @@ void BatchQueue::work() {
       std::unique_lock<std::mutex> lock(mutex_);
       const auto news = [this] { return !incoming_.empty() || stopping_; };
       if (pending_.empty()) wake_.wait(lock, news);
-      else wake_.wait_until(lock, pending_.front().queued + settings_.max_wait, news);
+      else wake_.wait_until(lock, due_time(), news);
       arrived.swap(incoming_);
       stopping = stopping_;
     }
@@ -86,12 +86,16 @@ std::vector<BatchQueue::Job> BatchQueue::take_batch(bool force) {
     tokens += pending_[i].cost;
   }
   full = full || tokens >= settings_.max_batch_tokens;
-  const bool due = std::chrono::steady_clock::now() >= pending_.front().queued + settings_.max_wait;
+  const bool due = std::chrono::steady_clock::now() >= due_time();
   if (!full && !due && !force) return {};
   std::vector<Job> batch;
   for (size_t i : chosen) batch.push_back(std::move(pending_[i]));
   for (auto it = chosen.rbegin(); it != chosen.rend(); ++it) pending_.erase(pending_.begin() + static_cast<long>(*it));
   return batch;
+}
+
+std::chrono::steady_clock::time_point BatchQueue::due_time() const {
+  return std::max(pending_.front().queued, last_batch_end_) + settings_.max_wait;
 }
 
 void BatchQueue::run_batch(std::vector<Job>& batch) {
@@ -111,6 +115,7 @@ void BatchQueue::run_batch(std::vector<Job>& batch) {
     // A failure fails the batch's requests (500), never the worker.
     for (auto& job : batch) job.promise.set_exception(std::current_exception());
   }
+  last_batch_end_ = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.batches += 1;
   stats_.jobs += static_cast<int64_t>(batch.size());

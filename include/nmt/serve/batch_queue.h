@@ -4,6 +4,10 @@
 // same options, up to max_batch_tokens, once that many tokens are waiting or the oldest
 // job has waited max_wait. So all model work happens on one thread (one LibTorch pool),
 // and a request's answer does not depend on what it was batched with.
+// max_wait counts from the later of a job's arrival and the end of the previous batch:
+// the clients just answered get that long to send again and join the next batch.
+// Otherwise, under steady load, the clients split into two cohorts that alternate in
+// half-size batches (each arriving while the other's batch runs).
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -62,6 +66,8 @@ class BatchQueue {
 
   void work();
   std::vector<Job> take_batch(bool force);
+  /// When the oldest pending job is due (see the top of this file). pending_ not empty.
+  std::chrono::steady_clock::time_point due_time() const;
   void run_batch(std::vector<Job>& batch);
 
   BatchBackend backend_;
@@ -72,6 +78,7 @@ class BatchQueue {
   bool stopping_ = false;     ///< guarded by mutex_
   BatchStats stats_;          ///< guarded by mutex_
   std::deque<Job> pending_;   ///< worker thread only: costed, waiting for a batch
+  std::chrono::steady_clock::time_point last_batch_end_{};  ///< worker thread only
   std::thread worker_;
 };
 
