@@ -35,16 +35,17 @@ std::pair<double, int64_t> update(Run& run, const std::vector<Batch>& batches) {
   int64_t local_tokens = 0;
   for (const auto& batch : batches) local_tokens += batch.target_tokens;
   const auto tokens = static_cast<int64_t>(run.group->sum(static_cast<double>(local_tokens)));
-  double loss_sum = 0;
+  torch::Tensor local_loss;  // summed on the device: one host sync per update, below
   for (const auto& batch : batches) {
     // Also over backward(): its casts were recorded by the forward, and it reads no flag.
     Bf16ComputeScope mixed_precision(run.precision == Precision::bf16);
     const auto logits = run.model->forward(batch.source.to(run.device), batch.target_input.to(run.device)).logits;
     auto sums = label_smoothed_loss(logits, batch.target_output.to(run.device), run.config.train.label_smoothing);
     (sums.loss / static_cast<double>(tokens)).backward();
-    loss_sum += sums.loss.item<double>();
+    const auto detached = sums.loss.detach().to(torch::kDouble);
+    local_loss = local_loss.defined() ? local_loss + detached : detached;
   }
-  loss_sum = run.group->sum(loss_sum);
+  const double loss_sum = run.group->sum(local_loss.defined() ? local_loss.item<double>() : 0.0);
   if (!std::isfinite(loss_sum))
     throw Error("training loss became " + std::to_string(loss_sum) + " at step " +
                 std::to_string(run.progress.step + 1) +
