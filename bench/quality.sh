@@ -5,6 +5,7 @@
 # averages checkpoints (train.average_last), from averaged.pt; prints cased and lowercased
 # BLEU and chrF2 for each. The run is kept in OUT (default work/quality/ARCH-MINUTES).
 # Usage: bench/quality.sh ARCH [MINUTES] [-- extra nmt-train flags]   (default 60 minutes)
+# EVAL_ONLY=1 skips training and scores the run already in OUT.
 # Lowercasing is GNU sed's \L in a UTF-8 locale, close to sacreBLEU's -lc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,15 +16,20 @@ shift $(( $# >= 2 ? 2 : 1 ))
 [ "${1:-}" = "--" ] && shift
 DATA=${MULTI30K:-../shared/data/multi30k}
 OUT=${OUT:-work/quality/$ARCH-$MINUTES}
-[ -e "$OUT/run" ] && { echo "bench/quality.sh: $OUT/run exists; move it away or set OUT" >&2; exit 1; }
-mkdir -p "$OUT"
-echo "preset configs/$ARCH.json, $MINUTES minutes, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}, $(date -u +%F)" | tee "$OUT/summary.txt"
-build/bin/nmt-spm-train --input "$DATA/train.de" "$DATA/train.en" --model-prefix "$OUT/spm" \
-  --vocab-size 8000 --model-type bpe >/dev/null 2>&1
-build/bin/nmt-train --config "configs/$ARCH.json" --arch "$ARCH" \
-  --train-src "$DATA/train.de" --train-tgt "$DATA/train.en" --valid-src "$DATA/val.de" --valid-tgt "$DATA/val.en" \
-  --src-spm "$OUT/spm.model" --tgt-spm "$OUT/spm.model" --model-dir "$OUT/run" --max-time "$MINUTES" \
-  --threads 2 "$@" 2>"$OUT/train.log" >/dev/null
+if [ "${EVAL_ONLY:-0}" != 1 ]; then
+  [ -e "$OUT/run" ] && { echo "bench/quality.sh: $OUT/run exists; move it away or set OUT" >&2; exit 1; }
+  mkdir -p "$OUT"
+  echo "preset configs/$ARCH.json, $MINUTES minutes, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}, $(date -u +%F)" | tee "$OUT/summary.txt"
+  build/bin/nmt-spm-train --input "$DATA/train.de" "$DATA/train.en" --model-prefix "$OUT/spm" \
+    --vocab-size 8000 --model-type bpe >/dev/null 2>&1
+  build/bin/nmt-train --config "configs/$ARCH.json" --arch "$ARCH" \
+    --train-src "$DATA/train.de" --train-tgt "$DATA/train.en" --valid-src "$DATA/val.de" --valid-tgt "$DATA/val.en" \
+    --src-spm "$OUT/spm.model" --tgt-spm "$OUT/spm.model" --model-dir "$OUT/run" --max-time "$MINUTES" \
+    --threads 2 "$@" 2>"$OUT/train.log" >/dev/null
+fi
+tail -1 "$OUT/train.log" | tee -a "$OUT/summary.txt"
+grep '"type":"progress"' "$OUT/run/train.jsonl" | tail -1 |
+  sed 's/.*"elapsed_seconds":\([0-9.]*\).*"step":\([0-9]*\).*/last progress report: step \2 after \1 s/' | tee -a "$OUT/summary.txt"
 grep -E '"type":"validation"' "$OUT/run/train.jsonl" |
   sed 's/.*"step":\([0-9]*\).*/\1/' | tr '\n' ' ' | sed 's/^/validated at steps: /' | tee -a "$OUT/summary.txt"
 echo | tee -a "$OUT/summary.txt"
@@ -39,7 +45,7 @@ for name in best averaged; do
   [ -f "$model" ] || continue
   build/bin/nmt-translate --model "$model" --beam 5 --alpha 0.6 --threads 2 --quiet \
     <"$DATA/test_2016_flickr.de" >"$OUT/$name.en"
-  read -r bleu chrf < <(build/bin/nmt-eval --ref "$DATA/test_2016_flickr.en" -b <"$OUT/$name.en" | tr '\n' ' ')
-  read -r bleu_lc chrf_lc < <(lower "$OUT/$name.en" | build/bin/nmt-eval --ref "$OUT/ref.lc" -b | tr '\n' ' ')
-  echo "| $name.pt | $bleu | $bleu_lc | $chrf | $chrf_lc |" | tee -a "$OUT/summary.txt"
+  cased=($(build/bin/nmt-eval --ref "$DATA/test_2016_flickr.en" -b <"$OUT/$name.en"))
+  lowercased=($(lower "$OUT/$name.en" | build/bin/nmt-eval --ref "$OUT/ref.lc" -b))
+  echo "| $name.pt | ${cased[0]} | ${lowercased[0]} | ${cased[1]} | ${lowercased[1]} |" | tee -a "$OUT/summary.txt"
 done

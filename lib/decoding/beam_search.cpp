@@ -83,7 +83,7 @@ class BeamSearch {
   std::vector<std::vector<Hypothesis>> run() {
     start();
     for (int64_t step = 0; !active_.empty(); ++step) {
-      StepOutput out = model_.step(search_detail::to_tensor(tokens_, device_), state_);
+      StepOutput out = model_.step(search_detail::to_tensor(tokens_, device_), *state_);
       const Candidates candidates = top_candidates(out, step);
       Continuation next;
       std::vector<uint8_t> done(active_.size());
@@ -104,7 +104,7 @@ class BeamSearch {
   void start() {
     const int64_t batch = source_.size(0);
     state_ = model_.initial_state(model_.encode(source_));
-    state_.want_attention = history_.needs_attention();
+    state_->want_attention = history_.needs_attention();
     for (int64_t b = 0; b < batch; ++b) {
       active_.push_back(b);
       tokens_.push_back(SpecialIds::kBos);
@@ -230,9 +230,9 @@ class BeamSearch {
     const bool expanding = rows_ != beam_;
     rows_ = beam_;
     if (dropped || expanding) {
-      state_.select(index);
+      state_->select(index);
     } else if (!identity) {
-      state_.reorder(index);
+      state_->reorder(index);
     }
     tokens_ = std::move(kept.tokens);
     scores_ = std::move(kept.scores);
@@ -246,7 +246,7 @@ class BeamSearch {
   std::vector<SentenceResult> sentences_;
   std::vector<int64_t> active_;  // sentence of each group of rows_ rows
   int64_t rows_ = 1;             // rows per group: 1 at the first step, then beam_
-  DecoderState state_;
+  DecoderStatePtr state_;
   std::vector<int64_t> tokens_;  // per row: the token to feed next
   std::vector<float> scores_;    // per row: cumulative log-prob, -inf for an empty slot
   RowHistory history_;

@@ -19,15 +19,15 @@ Hypothesis force_decode(Seq2SeqModel& model, const torch::Tensor& source,
   if (sources.size() != 1) throw Error("force_decode: source must be one sentence [1, S]");
   torch::NoGradGuard no_grad;
   const auto device = source.device();
-  DecoderState state = model.initial_state(model.encode(source));
+  const DecoderStatePtr state = model.initial_state(model.encode(source));
   RowHistory history(1, keep_attention && model.has_attention(),
                      keep_attention && model.attention_layers() > 0, false);
-  state.want_attention = history.needs_attention();
+  state->want_attention = history.needs_attention();
   const std::vector<int64_t> origin{0};
   const auto origin_tensor = to_tensor(origin, device);
   int64_t previous = SpecialIds::kBos;
   for (size_t t = 0;; ++t) {
-    StepOutput out = model.step(to_tensor(std::vector<int64_t>{previous}, device), state);
+    StepOutput out = model.step(to_tensor(std::vector<int64_t>{previous}, device), *state);
     const int64_t vocab = out.log_probs.size(1);
     const int64_t token = t < target.size() ? target[t] : SpecialIds::kEos;
     if (token < 0 || token >= vocab)

@@ -18,17 +18,17 @@ std::vector<Hypothesis> greedy_search(Seq2SeqModel& model, const torch::Tensor& 
   torch::NoGradGuard no_grad;
   const auto device = source.device();
   const int64_t batch = source.size(0);
-  DecoderState state = model.initial_state(model.encode(source));
+  const DecoderStatePtr state = model.initial_state(model.encode(source));
   RowHistory history(batch, options.keep_attention && model.has_attention(),
                      options.keep_attention && model.attention_layers() > 0,
                      options.coverage > 0 && model.has_attention());
-  state.want_attention = history.needs_attention();
+  state->want_attention = history.needs_attention();
   std::vector<Hypothesis> results(batch);
   std::vector<int64_t> sentence_of_row, tokens(batch, SpecialIds::kBos);
   for (int64_t b = 0; b < batch; ++b) sentence_of_row.push_back(b);
 
   for (int64_t step = 0; !sentence_of_row.empty(); ++step) {
-    StepOutput out = model.step(to_tensor(tokens, device), state);
+    StepOutput out = model.step(to_tensor(tokens, device), *state);
     // Masked in place (nothing else reads the log-probs): the chosen token's value is
     // still its own log-prob, as forbidden tokens are never chosen while any is allowed.
     auto scores = out.log_probs.to(torch::kFloat);
@@ -58,7 +58,7 @@ std::vector<Hypothesis> greedy_search(Seq2SeqModel& model, const torch::Tensor& 
     const bool identity = keep.size() == ids.size();  // keep is increasing: all rows kept
     const auto index = to_tensor(keep, device);
     history.advance(keep, index, identity, next_tokens, next_log_probs, out);
-    if (!identity) state.select(index);
+    if (!identity) state->select(index);
     tokens = std::move(next_tokens);
     sentence_of_row = std::move(next_sentences);
   }

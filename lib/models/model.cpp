@@ -4,17 +4,8 @@
 
 namespace nmt {
 
-void DecoderState::reorder(const torch::Tensor& index) {
-  for (auto& entry : hypothesis) entry.second = entry.second.index_select(0, index);
-}
-
-void DecoderState::select(const torch::Tensor& index) {
-  reorder(index);
-  if (shares_sentence_rows) {
-    sentence_rows = sentence_rows.defined() ? sentence_rows.index_select(0, index) : index.clone();
-    return;
-  }
-  for (auto& entry : sentence) entry.second = entry.second.index_select(0, index);
+void throw_wrong_state() {
+  throw Error("decoder state of another model family passed to step()");
 }
 
 void Seq2SeqModel::set_inference_precision(Precision precision) {

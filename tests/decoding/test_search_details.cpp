@@ -198,11 +198,13 @@ class ScriptedModel : public nmt::Seq2SeqModel {
     out.source_mask = source.ne(0);
     return out;
   }
-  nmt::DecoderState initial_state(const nmt::EncoderOutput& encoded) override {
-    nmt::DecoderState state;
-    state.sentence["memory"] = encoded.memory;
-    return state;
-  }
+  // Nothing to carry but the step count.
+  struct State : nmt::DecoderState {
+    void reorder(const torch::Tensor&) override {}
+    void select(const torch::Tensor&) override {}
+    nmt::DecoderStatePtr clone() const override { return std::make_unique<State>(*this); }
+  };
+  nmt::DecoderStatePtr initial_state(const nmt::EncoderOutput&) override { return std::make_unique<State>(); }
   nmt::StepOutput step(const torch::Tensor& previous, nmt::DecoderState& state) override {
     const auto& row = rows_[std::min<size_t>(state.step++, rows_.size() - 1)];
     return {row.unsqueeze(0).expand({previous.size(0), -1}).clone(), {}, {}};

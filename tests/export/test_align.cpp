@@ -149,7 +149,7 @@ TEST_CASE("forced decoding exports exactly the reference and the attention the d
       int previous = SpecialIds::kBos;
       double log_prob = 0;
       for (size_t t = 0; t <= target_ids.size(); ++t) {
-        const auto out = model.model->step(torch::tensor({previous}, torch::kInt64), state);
+        const auto out = model.model->step(torch::tensor({previous}, torch::kInt64), *state);
         const int next = t < target_ids.size() ? target_ids[t] : SpecialIds::kEos;
         log_prob += out.log_probs[0][next].item<double>();
         const auto attention = out.attention[0];

@@ -59,11 +59,12 @@ TEST_CASE("Transformer output shapes", "[transformer]") {
   CHECK(encoded.memory.sizes() == torch::IntArrayRef{2, 5, 32});
   CHECK(encoded.source_mask.sizes() == torch::IntArrayRef{2, 5});
 
-  auto state = model->initial_state(encoded);
-  CHECK(state.buffers.at("self_keys.0").sizes() == torch::IntArrayRef{2, 2, 0, 16});
-  CHECK(state.hypothesis.at("self_cache_rows").sizes() == torch::IntArrayRef{2, 0});
-  CHECK(state.shares_sentence_rows);
-  CHECK(state.sentence.at("memory_keys.1").sizes() == torch::IntArrayRef{2, 2, 5, 16});
+  auto owned = model->initial_state(encoded);
+  auto& state = dynamic_cast<nmt::TransformerState&>(*owned);
+  CHECK(state.self_attention.keys(0).sizes() == torch::IntArrayRef{2, 2, 0, 16});
+  CHECK(state.self_attention.rows().sizes() == torch::IntArrayRef{2, 0});
+  REQUIRE(state.memory.size() == 2);
+  CHECK(state.memory[1].keys.sizes() == torch::IntArrayRef{2, 2, 5, 16});
   auto out = model->step(torch::full({2}, 2, torch::kInt64), state);
   CHECK(out.log_probs.sizes() == torch::IntArrayRef{2, 20});
   CHECK(out.attention.sizes() == torch::IntArrayRef{2, 5});
@@ -71,7 +72,7 @@ TEST_CASE("Transformer output shapes", "[transformer]") {
   for (const auto& layer : out.layer_attention) CHECK(layer.sizes() == torch::IntArrayRef{2, 2, 5});
   CHECK(state.step == 1);
   // A buffer with room for more positions, of which the first state.step are filled.
-  const auto& cache = state.buffers.at("self_values.1");
+  const auto& cache = state.self_attention.values(1);
   CHECK(cache.dim() == 4);
   CHECK((cache.size(0) == 2 && cache.size(1) == 2 && cache.size(3) == 16));
   CHECK(cache.size(2) >= state.step);
@@ -94,7 +95,7 @@ TEST_CASE("Transformer step-by-step decoding equals the teacher-forced pass", "[
       auto expected = torch::log_softmax(model->forward(kSource(), kTarget()).logits, -1);
       auto state = model->initial_state(model->encode(kSource()));
       for (int64_t t = 0; t < kTarget().size(1); ++t) {
-        auto out = model->step(kTarget().select(1, t), state);
+        auto out = model->step(kTarget().select(1, t), *state);
         CHECK(max_diff(out.log_probs, expected.select(1, t)) < 1e-5);
       }
     }
@@ -115,7 +116,7 @@ TEST_CASE("Transformer attention rows are distributions that skip padding", "[tr
   auto padding = kSource().eq(0);  // [B, S]
   auto state = model->initial_state(model->encode(kSource()));
   for (int64_t t = 0; t < 3; ++t) {
-    auto out = model->step(kTarget().select(1, t), state);
+    auto out = model->step(kTarget().select(1, t), *state);
     CHECK(max_diff(out.attention.sum(-1), torch::ones({2})) < 1e-5);
     CHECK(out.attention.masked_select(padding).abs().max().item<double>() == 0.0);
     for (const auto& layer : out.layer_attention) {
@@ -129,23 +130,23 @@ TEST_CASE("Transformer decoder state reorders like a beam", "[transformer]") {
   auto model = eval_model(small_config());
   torch::NoGradGuard no_grad;
   auto state = model->initial_state(model->encode(kSource()));
-  state.select(torch::tensor({0, 0, 1, 1}, torch::kInt64));  // beam of 2 per sentence
-  model->step(torch::full({4}, 2, torch::kInt64), state);
-  model->step(torch::tensor({5, 6, 7, 8}, torch::kInt64), state);  // hypotheses now differ
+  state->select(torch::tensor({0, 0, 1, 1}, torch::kInt64));  // beam of 2 per sentence
+  model->step(torch::full({4}, 2, torch::kInt64), *state);
+  model->step(torch::tensor({5, 6, 7, 8}, torch::kInt64), *state);  // hypotheses now differ
 
   auto index = torch::tensor({1, 0, 3, 2}, torch::kInt64);
   auto tokens = torch::tensor({9, 10, 11, 12}, torch::kInt64);
-  nmt::DecoderState reordered = state;  // reorder first, then step
-  reordered.reorder(index);
-  auto first = model->step(tokens.index_select(0, index), reordered);
-  auto second = model->step(tokens, state);  // step first, then reorder
+  auto reordered = state->clone();  // reorder first, then step
+  reordered->reorder(index);
+  auto first = model->step(tokens.index_select(0, index), *reordered);
+  auto second = model->step(tokens, *state);  // step first, then reorder
   CHECK(max_diff(first.log_probs, second.log_probs.index_select(0, index)) < 1e-6);
   CHECK(max_diff(first.attention, second.attention.index_select(0, index)) < 1e-6);
 
   // The caches must have followed: one more identical step from both states agrees.
-  state.reorder(index);
+  state->reorder(index);
   auto next = torch::tensor({13, 14, 15, 16}, torch::kInt64);
-  CHECK(max_diff(model->step(next, reordered).log_probs, model->step(next, state).log_probs) <
+  CHECK(max_diff(model->step(next, *reordered).log_probs, model->step(next, *state).log_probs) <
         1e-6);
 }
 
@@ -166,13 +167,13 @@ TEST_CASE("Transformer cache table survives expansion, reorders, drops and growt
     sentence = next_sentence;
     history = next_history;
     const auto index = torch::tensor(origin, torch::kInt64);
-    select ? state.select(index) : state.reorder(index);
+    select ? state->select(index) : state->reorder(index);
   };
   torch::manual_seed(3);
   for (int64_t t = 0; t < 20; ++t) {
     std::vector<int64_t> fed;
     for (const auto& h : history) fed.push_back(h.back());
-    auto out = model->step(torch::tensor(fed, torch::kInt64), state);
+    auto out = model->step(torch::tensor(fed, torch::kInt64), *state);
     for (size_t row = 0; row < history.size(); ++row) {
       const auto src = source[sentence[row]].unsqueeze(0);
       const auto input = torch::tensor(history[row], torch::kInt64).unsqueeze(0);

@@ -3,9 +3,9 @@
 //
 // Vocabulary of 7 (pad 0, unk 1, bos 2, eos 3, words 4..6). The log-probs of a step
 // come from a fixed random table indexed by (key of the source, step, previous token,
-// hash of all previous tokens). The hash lives in DecoderState::hypothesis, so a
+// hash of all previous tokens). The hash is per-hypothesis state (FakeState), so a
 // search that reorders the state wrongly gets different log-probs than the tests
-// recompute from the returned tokens. The source lives in DecoderState::sentence.
+// recompute from the returned tokens; the source's key is per-sentence state.
 // Attention is a fixed function of (step, previous token) over the real source positions.
 #include <torch/torch.h>
 
@@ -17,6 +17,19 @@
 #include "nmt/models/model.h"
 
 namespace nmt::test {
+
+struct FakeState : DecoderState {
+  torch::Tensor key, positions, mask;  // per sentence, one row per hypothesis
+  torch::Tensor hash;                  // per hypothesis
+  void reorder(const torch::Tensor& index) override { hash = hash.index_select(0, index); }
+  void select(const torch::Tensor& index) override {
+    reorder(index);
+    key = key.index_select(0, index);
+    positions = positions.index_select(0, index);
+    mask = mask.index_select(0, index);
+  }
+  DecoderStatePtr clone() const override { return std::make_unique<FakeState>(*this); }
+};
 
 class FakeSeq2Seq : public Seq2SeqModel {
  public:
@@ -64,30 +77,30 @@ class FakeSeq2Seq : public Seq2SeqModel {
     return out;
   }
 
-  DecoderState initial_state(const EncoderOutput& encoded) override {
-    DecoderState state;
-    state.sentence["key"] = encoded.extra.at("key");
-    state.sentence["positions"] = encoded.source_mask.sum(1);
-    state.sentence["mask"] = encoded.source_mask;
-    state.hypothesis["hash"] = torch::zeros({encoded.memory.size(0)}, torch::kLong);
+  DecoderStatePtr initial_state(const EncoderOutput& encoded) override {
+    auto state = std::make_unique<FakeState>();
+    state->key = encoded.extra.at("key");
+    state->positions = encoded.source_mask.sum(1);
+    state->mask = encoded.source_mask;
+    state->hash = torch::zeros({encoded.memory.size(0)}, torch::kLong);
     return state;
   }
 
-  StepOutput step(const torch::Tensor& previous, DecoderState& state) override {
+  StepOutput step(const torch::Tensor& previous, DecoderState& base) override {
+    auto& state = state_as<FakeState>(base);
     const int64_t rows = previous.size(0);
     rows_per_step.push_back(rows);
-    for (const auto& group : {state.sentence, state.hypothesis})
-      for (const auto& entry : group)
-        if (entry.second.size(0) != rows) throw std::runtime_error("fake: state rows differ");
+    for (const auto* t : {&state.key, &state.positions, &state.mask, &state.hash})
+      if (t->size(0) != rows) throw std::runtime_error("fake: state rows differ");
     const int64_t t = state.step;
-    auto hash = (state.hypothesis["hash"] + previous * (t + 1)).remainder(kHashes);
-    auto index = ((state.sentence["key"] * kSteps + std::min(t, kSteps - 1)) * kVocab + previous) *
+    auto hash = (state.hash + previous * (t + 1)).remainder(kHashes);
+    auto index = ((state.key * kSteps + std::min(t, kSteps - 1)) * kVocab + previous) *
                      kHashes + hash;
     StepOutput out;
     out.log_probs = table_.index_select(0, index);
     if (with_attention_) {
-      const auto& positions = state.sentence["positions"];
-      const int64_t width = state.sentence["mask"].size(1);
+      const auto& positions = state.positions;
+      const int64_t width = state.mask.size(1);
       out.attention = attention(positions, width, t, previous);
       for (int64_t l = 0; l < kLayers; ++l) {
         std::vector<torch::Tensor> heads;
@@ -96,16 +109,16 @@ class FakeSeq2Seq : public Seq2SeqModel {
         out.layer_attention.push_back(torch::stack(heads, 1));
       }
     }
-    state.hypothesis["hash"] = hash;
+    state.hash = hash;
     ++state.step;
     return out;
   }
 
   ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override {
-    DecoderState state = initial_state(encode(source));
+    const auto state = initial_state(encode(source));
     std::vector<torch::Tensor> steps;
     for (int64_t t = 0; t < target_input.size(1); ++t)
-      steps.push_back(step(target_input.select(1, t), state).log_probs);
+      steps.push_back(step(target_input.select(1, t), *state).log_probs);
     return {torch::stack(steps, 1)};
   }
 

@@ -20,11 +20,11 @@ inline void check_shapes(Seq2SeqModel& model, int64_t vocab, bool attention) {
   const auto logits = model.forward(sources(), targets_in()).logits;
   CHECK(logits.sizes() == torch::IntArrayRef({2, 4, vocab}));
   auto state = model.initial_state(model.encode(sources()));
-  const auto out = model.step(torch::tensor({2, 2}, torch::kInt64), state);
+  const auto out = model.step(torch::tensor({2, 2}, torch::kInt64), *state);
   CHECK(out.log_probs.sizes() == torch::IntArrayRef({2, vocab}));
   CHECK(model.has_attention() == attention);
   if (attention) CHECK(out.attention.sizes() == torch::IntArrayRef({2, 5}));
-  CHECK(state.step == 1);
+  CHECK(state->step == 1);
 }
 
 inline void check_step_matches_forward(Seq2SeqModel& model) {
@@ -33,7 +33,7 @@ inline void check_step_matches_forward(Seq2SeqModel& model) {
   const auto expected = torch::log_softmax(model.forward(sources(), targets_in()).logits, -1);
   auto state = model.initial_state(model.encode(sources()));
   for (int64_t t = 0; t < 4; ++t) {
-    const auto out = model.step(targets_in().select(1, t), state);
+    const auto out = model.step(targets_in().select(1, t), *state);
     CHECK(torch::allclose(out.log_probs, expected.select(1, t), 1e-5, 1e-5));
   }
 }
@@ -50,7 +50,7 @@ inline void check_attention_rows(Seq2SeqModel& model) {
   model.eval();
   torch::NoGradGuard no_grad;
   auto state = model.initial_state(model.encode(sources()));
-  const auto out = model.step(torch::tensor({2, 2}, torch::kInt64), state);
+  const auto out = model.step(torch::tensor({2, 2}, torch::kInt64), *state);
   CHECK(torch::allclose(out.attention.sum(-1), torch::ones({2}), 1e-5, 1e-5));
   CHECK(out.attention[1].slice(0, 3).abs().sum().item<float>() == 0.0f);  // padding gets nothing
 }

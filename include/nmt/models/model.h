@@ -9,6 +9,7 @@
 #include <torch/types.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,37 +25,41 @@ struct EncoderOutput {
   std::map<std::string, torch::Tensor> extra;  ///< model-specific per-sentence tensors
 };
 
-/// Decoder state between steps. Every tensor has the hypothesis dimension first.
-struct DecoderState {
-  /// Differs between hypotheses of one sentence (RNN hidden state, self-attention
-  /// caches): reordered by beam origin after every step.
-  std::map<std::string, torch::Tensor> hypothesis;
-  /// Same for all hypotheses of a sentence (encoder memory, projected keys): only
-  /// selected when the set of sentences changes, never copied per step.
-  std::map<std::string, torch::Tensor> sentence;
-  /// Model-owned buffers that neither reorder() nor select() touch (the Transformer's
-  /// self-attention caches, addressed through a table kept in `hypothesis`).
-  std::map<std::string, torch::Tensor> buffers;
-  /// Set by a model whose step() reads the `sentence` tensors of hypothesis row b at row
-  /// sentence_rows[b]: select() then updates that index ([rows] int64) instead of
-  /// copying every sentence tensor once per hypothesis (undefined = row b is row b).
-  bool shares_sentence_rows = false;
-  torch::Tensor sentence_rows;
+/// Decoder state between steps. Each family derives its own with typed fields
+/// (TransformerState, AttentionState, GruState); the searches see only this interface.
+/// Tensors are batch-first: one row per hypothesis, or per sentence for what all the
+/// hypotheses of a sentence share.
+class DecoderState {
+ public:
+  virtual ~DecoderState() = default;
+  /// Reorders per-hypothesis tensors: row i becomes old row index[i]. `index` must only
+  /// permute rows within a sentence's group of hypotheses (what they share is untouched).
+  virtual void reorder(const torch::Tensor& index) = 0;
+  /// Selects hypothesis rows: expands each sentence to `beam` rows, or drops finished
+  /// sentences. What the hypotheses share follows (copied, or re-indexed).
+  virtual void select(const torch::Tensor& index) = 0;
+  /// A state that steps independently of this one (buffers may be shared until written).
+  virtual std::unique_ptr<DecoderState> clone() const = 0;
+
   int64_t step = 0;  ///< target positions decoded so far
   /// Whether step() must fill StepOutput::attention and layer_attention. A search that
   /// neither keeps attention nor scores coverage clears it, so a model may skip the
   /// work (the Transformer's head means and per-layer copies); set once, after
   /// initial_state().
   bool want_attention = true;
-
-  /// Reorders per-hypothesis tensors: row i becomes old row index[i]. `index` must only
-  /// permute rows within a sentence's group of hypotheses.
-  void reorder(const torch::Tensor& index);
-  /// Selects rows of every tensor (e.g. expand each sentence to `beam` rows, or drop
-  /// finished sentences); with shares_sentence_rows, of sentence_rows instead of the
-  /// sentence tensors.
-  void select(const torch::Tensor& index);
 };
+
+using DecoderStatePtr = std::unique_ptr<DecoderState>;
+
+[[noreturn]] void throw_wrong_state();
+
+/// `state` as the family's own type; nmt::Error if another family made it.
+template <typename State>
+State& state_as(DecoderState& state) {
+  auto* typed = dynamic_cast<State*>(&state);
+  if (typed == nullptr) throw_wrong_state();
+  return *typed;
+}
 
 /// What one decoding step returns.
 struct StepOutput {
@@ -83,8 +88,8 @@ class Seq2SeqModel : public torch::nn::Module {
  public:
   /// source: [B, S] int64 ids (no bos; eos at the end; pad = 0).
   virtual EncoderOutput encode(const torch::Tensor& source) = 0;
-  /// The state before the first target token; `encoded` is moved into `state.sentence`.
-  virtual DecoderState initial_state(const EncoderOutput& encoded) = 0;
+  /// The state before the first target token, one row per sentence of `encoded`.
+  virtual DecoderStatePtr initial_state(const EncoderOutput& encoded) = 0;
   /// One step: previous tokens [B] (bos at the first step) -> log-probs for the next.
   virtual StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) = 0;
   /// Teacher forcing. target_input: [B, T] (bos + target without its last token).

@@ -48,17 +48,31 @@ EncoderOutput AttentionSeq2Seq::encode(const torch::Tensor& source) {
   return output;
 }
 
-DecoderState AttentionSeq2Seq::initial_state(const EncoderOutput& encoded) {
+void AttentionState::reorder(const torch::Tensor& index) {
+  hidden = hidden.index_select(0, index);
+  if (feed.defined()) feed = feed.index_select(0, index);
+}
+
+void AttentionState::select(const torch::Tensor& index) {
+  reorder(index);
+  memory = memory.index_select(0, index);
+  keys = keys.index_select(0, index);
+  source_mask = source_mask.index_select(0, index);
+}
+
+AttentionState AttentionSeq2Seq::make_state(const EncoderOutput& encoded) {
   const auto B = encoded.memory.size(0);
-  DecoderState state;
-  state.sentence["memory"] = encoded.memory;
-  state.sentence["source_mask"] = encoded.source_mask;
-  state.sentence["keys"] = attention_->project_keys(encoded.memory);
-  state.hypothesis["hidden"] = torch::tanh(bridge_(encoded.extra.at("final")))
-                                   .view({B, config_.rnn.layers, config_.rnn.hidden_dim});
-  if (config_.rnn.input_feeding)
-    state.hypothesis["feed"] = torch::zeros({B, config_.rnn.hidden_dim}, encoded.memory.options());
+  AttentionState state;
+  state.memory = encoded.memory;
+  state.source_mask = encoded.source_mask;
+  state.keys = attention_->project_keys(encoded.memory);
+  state.hidden = torch::tanh(bridge_(encoded.extra.at("final"))).view({B, config_.rnn.layers, config_.rnn.hidden_dim});
+  if (config_.rnn.input_feeding) state.feed = torch::zeros({B, config_.rnn.hidden_dim}, encoded.memory.options());
   return state;
+}
+
+DecoderStatePtr AttentionSeq2Seq::initial_state(const EncoderOutput& encoded) {
+  return std::make_unique<AttentionState>(make_state(encoded));
 }
 
 torch::Tensor AttentionSeq2Seq::run_cells(const torch::Tensor& input, const torch::Tensor& hidden) {
@@ -73,31 +87,31 @@ torch::Tensor AttentionSeq2Seq::run_cells(const torch::Tensor& input, const torc
 }
 
 std::pair<torch::Tensor, torch::Tensor> AttentionSeq2Seq::advance(const torch::Tensor& embedded,
-                                                                   DecoderState& state) {
-  const auto& memory = state.sentence.at("memory");
-  const auto& keys = state.sentence.at("keys");
-  const auto& mask = state.sentence.at("source_mask");
-  auto hidden = state.hypothesis.at("hidden");
+                                                                   AttentionState& state) {
+  const auto& memory = state.memory;
+  const auto& keys = state.keys;
+  const auto& mask = state.source_mask;
+  auto hidden = state.hidden;
   std::vector<torch::Tensor> inputs{embedded};
   torch::Tensor context, weights;
   if (attention_->uses_previous_state()) {
     std::tie(context, weights) = attention_(hidden.select(1, -1), keys, memory, mask);
     inputs.push_back(context);
   }
-  if (config_.rnn.input_feeding) inputs.push_back(state.hypothesis.at("feed"));
+  if (config_.rnn.input_feeding) inputs.push_back(state.feed);
   hidden = run_cells(torch::cat(inputs, 1), hidden);
   const auto top = hidden.select(1, -1);
   if (!attention_->uses_previous_state()) std::tie(context, weights) = attention_(top, keys, memory, mask);
   const auto attentional = torch::tanh(combine_(torch::cat({top, context}, 1)));
-  state.hypothesis["hidden"] = hidden;
-  if (config_.rnn.input_feeding) state.hypothesis["feed"] = attentional;
+  state.hidden = hidden;
+  if (config_.rnn.input_feeding) state.feed = attentional;
   ++state.step;
   return {attentional, weights};
 }
 
 StepOutput AttentionSeq2Seq::step(const torch::Tensor& previous_tokens, DecoderState& state) {
   const auto embedded = dropout_(target_embedding_(previous_tokens));
-  auto [attentional, weights] = advance(embedded, state);
+  auto [attentional, weights] = advance(embedded, state_as<AttentionState>(state));
   StepOutput output;
   output.log_probs = torch::log_softmax(output_(dropout_(attentional)), -1);
   output.attention = weights;
@@ -105,7 +119,7 @@ StepOutput AttentionSeq2Seq::step(const torch::Tensor& previous_tokens, DecoderS
 }
 
 ForwardOutput AttentionSeq2Seq::forward(const torch::Tensor& source, const torch::Tensor& target_input) {
-  auto state = initial_state(encode(source));
+  auto state = make_state(encode(source));
   // Embed all target tokens at once; the recurrence itself must run step by step.
   const auto embedded = dropout_(target_embedding_(target_input));
   std::vector<torch::Tensor> attentional;

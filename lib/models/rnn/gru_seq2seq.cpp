@@ -42,12 +42,10 @@ torch::Tensor GruSeq2Seq::initial_hidden(const torch::Tensor& context) {
       .contiguous();
 }
 
-DecoderState GruSeq2Seq::initial_state(const EncoderOutput& encoded) {
-  DecoderState state;
-  const auto& context = encoded.extra.at("context");
-  state.sentence["context"] = context;
-  state.sentence["source_mask"] = encoded.source_mask;
-  state.hypothesis["hidden"] = initial_hidden(context).transpose(0, 1);  // batch first
+DecoderStatePtr GruSeq2Seq::initial_state(const EncoderOutput& encoded) {
+  auto state = std::make_unique<GruState>();
+  state->context = encoded.extra.at("context");
+  state->hidden = initial_hidden(state->context).transpose(0, 1);  // batch first
   return state;
 }
 
@@ -62,11 +60,11 @@ std::pair<torch::Tensor, torch::Tensor> GruSeq2Seq::decode(const torch::Tensor& 
   return {output_(dropout_(features)), next_hidden};
 }
 
-StepOutput GruSeq2Seq::step(const torch::Tensor& previous_tokens, DecoderState& state) {
-  const auto hidden = state.hypothesis.at("hidden").transpose(0, 1).contiguous();
-  auto [logits, next_hidden] =
-      decode(previous_tokens.unsqueeze(1), state.sentence.at("context"), hidden);
-  state.hypothesis["hidden"] = next_hidden.transpose(0, 1);
+StepOutput GruSeq2Seq::step(const torch::Tensor& previous_tokens, DecoderState& base) {
+  auto& state = state_as<GruState>(base);
+  const auto hidden = state.hidden.transpose(0, 1).contiguous();
+  auto [logits, next_hidden] = decode(previous_tokens.unsqueeze(1), state.context, hidden);
+  state.hidden = next_hidden.transpose(0, 1);
   ++state.step;
   StepOutput output;
   output.log_probs = torch::log_softmax(logits.squeeze(1), -1);

@@ -1,4 +1,4 @@
-#include "self_attention_caches.h"
+#include "nmt/models/transformer/self_attention_caches.h"
 
 #include <torch/torch.h>
 
@@ -8,8 +8,6 @@
 
 namespace nmt {
 namespace {
-
-const char* const kTableName = "self_cache_rows";
 
 // Positions a full cache grows by. Growing copies the buffers, so not one at a time;
 // nothing else ever copies them, so the spare room costs only memory.
@@ -34,45 +32,32 @@ torch::Tensor with_room(torch::Tensor buffer, int64_t rows, int64_t capacity, in
 
 }  // namespace
 
-SelfAttentionCaches::SelfAttentionCaches(int64_t layers, int64_t heads, int64_t head_dim)
-    : heads_(heads), head_dim_(head_dim) {
-  for (int64_t i = 0; i < layers; ++i) {
-    key_names_.push_back("self_keys." + std::to_string(i));
-    value_names_.push_back("self_values." + std::to_string(i));
-  }
-}
+SelfAttentionCaches::SelfAttentionCaches(int64_t layers, int64_t rows, int64_t heads,
+                                         int64_t head_dim, const torch::TensorOptions& options)
+    : keys_(static_cast<size_t>(layers), torch::empty({rows, heads, 0, head_dim}, options)),
+      values_(keys_),
+      rows_(torch::empty({rows, 0}, options.dtype(torch::kLong))) {}
 
-void SelfAttentionCaches::initialise(DecoderState& state, int64_t rows,
-                                     const torch::TensorOptions& options) const {
-  const auto empty = torch::empty({rows, heads_, 0, head_dim_}, options);
-  for (size_t i = 0; i < key_names_.size(); ++i) {
-    state.buffers[key_names_[i]] = empty;
-    state.buffers[value_names_[i]] = empty;
-  }
-  state.hypothesis[kTableName] = torch::empty({rows, 0}, options.dtype(torch::kLong));
-}
-
-std::vector<KeyValueCache> SelfAttentionCaches::open(DecoderState& state, int64_t rows) const {
-  const int64_t step = state.step;
-  auto& table = state.hypothesis.at(kTableName);
-  if (table.size(0) != rows) throw Error("transformer: the self-attention cache table has " + std::to_string(table.size(0)) +
-                                         " rows for " + std::to_string(rows) + " hypotheses");
-  table = with_room(std::move(table), rows, step + 1, step, 1);
-  table.select(1, step).copy_(torch::arange(rows, table.options()));
-  const auto filled = table.narrow(1, 0, step + 1);
+std::vector<KeyValueCache> SelfAttentionCaches::open(int64_t rows, int64_t step) {
+  if (rows_.size(0) != rows)
+    throw Error("transformer: the self-attention cache table has " + std::to_string(rows_.size(0)) +
+                " rows for " + std::to_string(rows) + " hypotheses");
+  rows_ = with_room(std::move(rows_), rows, step + 1, step, 1);
+  rows_.select(1, step).copy_(torch::arange(rows, rows_.options()));
+  const auto filled = rows_.narrow(1, 0, step + 1);
   std::vector<KeyValueCache> caches;
-  for (size_t i = 0; i < key_names_.size(); ++i) {
-    auto keys = with_room(std::move(state.buffers.at(key_names_[i])), rows, step + 1, step, 2);
-    auto values = with_room(std::move(state.buffers.at(value_names_[i])), rows, step + 1, step, 2);
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    auto keys = with_room(std::move(keys_[i]), rows, step + 1, step, 2);
+    auto values = with_room(std::move(values_[i]), rows, step + 1, step, 2);
     caches.push_back({std::move(keys), std::move(values), filled, step});
   }
   return caches;
 }
 
-void SelfAttentionCaches::close(DecoderState& state, std::vector<KeyValueCache>& caches) const {
-  for (size_t i = 0; i < key_names_.size(); ++i) {
-    state.buffers[key_names_[i]] = std::move(caches[i].keys);
-    state.buffers[value_names_[i]] = std::move(caches[i].values);
+void SelfAttentionCaches::close(std::vector<KeyValueCache>& caches) {
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    keys_[i] = std::move(caches[i].keys);
+    values_[i] = std::move(caches[i].values);
   }
 }
 

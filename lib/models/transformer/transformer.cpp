@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "nmt/base/error.h"
-#include "self_attention_caches.h"
 
 namespace nmt {
 
@@ -44,10 +43,6 @@ torch::nn::Embedding make_embedding(int64_t vocab, int64_t d_model) {
   embedding->weight.normal_(0.0, 1.0 / std::sqrt(static_cast<double>(d_model)));
   embedding->weight[kPadId].zero_();
   return embedding;
-}
-
-std::string indexed(const std::string& name, size_t layer) {
-  return name + "." + std::to_string(layer);
 }
 
 }  // namespace
@@ -100,12 +95,7 @@ void TransformerModel::build_stacks() {
   for (size_t i = 0; i < static_cast<size_t>(config_.transformer.decoder_layers); ++i) {
     decoder_layers_.emplace_back(config_.transformer, config_.dropout);
     decoder_->push_back(decoder_layers_.back());
-    memory_keys_.push_back(indexed("memory_keys", i));
-    memory_values_.push_back(indexed("memory_values", i));
   }
-  self_caches_ = std::make_shared<SelfAttentionCaches>(
-      config_.transformer.decoder_layers, config_.transformer.heads,
-      config_.transformer.d_model / config_.transformer.heads);
   if (uses_pre_norm(config_.transformer)) {
     auto options = torch::nn::LayerNormOptions({config_.transformer.d_model});
     encoder_norm_ = register_module("encoder_norm", torch::nn::LayerNorm(options));
@@ -168,41 +158,39 @@ EncoderOutput TransformerModel::encode(const torch::Tensor& source) {
   return encoded;
 }
 
-DecoderState TransformerModel::initial_state(const EncoderOutput& encoded) {
-  DecoderState state;
+void TransformerState::select(const torch::Tensor& index) {
+  reorder(index);
+  sentence_rows = sentence_rows.defined() ? sentence_rows.index_select(0, index) : index.clone();
+}
+
+DecoderStatePtr TransformerModel::initial_state(const EncoderOutput& encoded) {
+  auto state = std::make_unique<TransformerState>();
   const auto& memory = encoded.memory;
-  state.sentence = encoded.extra;
-  // No copy of `memory` itself: step() only reads its projections. They stay one row
-  // per sentence: hypotheses read them through state.sentence_rows.
-  state.shares_sentence_rows = true;
-  state.sentence["source_mask"] = encoded.source_mask;
-  if (!state.sentence.count("source_bias")) {
-    state.sentence["source_bias"] = padding_bias(encoded.source_mask, memory.scalar_type());
-  }
-  for (size_t i = 0; i < decoder_layers_.size(); ++i) {
-    auto projected = decoder_layers_[i]->project_memory(memory);
-    state.sentence[memory_keys_[i]] = projected.keys;
-    state.sentence[memory_values_[i]] = projected.values;
-  }
-  self_caches_->initialise(state, memory.size(0), memory.options());
+  // No copy of `memory` itself: step() only reads its projections.
+  const auto bias = encoded.extra.find("source_bias");
+  state->source_bias = bias != encoded.extra.end() ? bias->second
+                                                   : padding_bias(encoded.source_mask, memory.scalar_type());
+  for (auto& layer : decoder_layers_) state->memory.push_back(layer->project_memory(memory));
+  state->self_attention = SelfAttentionCaches(
+      config_.transformer.decoder_layers, memory.size(0), config_.transformer.heads,
+      config_.transformer.d_model / config_.transformer.heads, memory.options());
   return state;
 }
 
-StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderState& state) {
+StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderState& base) {
+  auto& state = state_as<TransformerState>(base);
   auto x = embed(target_embedding_, previous_tokens.unsqueeze(1), state.step);  // [B, 1, D]
-  const auto& memory_bias = state.sentence.at("source_bias");
   StepOutput out;
   if (state.want_attention) out.layer_attention.reserve(decoder_layers_.size());
-  auto caches = self_caches_->open(state, x.size(0));
+  auto caches = state.self_attention.open(x.size(0), state.step);
   for (size_t i = 0; i < decoder_layers_.size(); ++i) {
-    const KeyValue memory{state.sentence.at(memory_keys_[i]), state.sentence.at(memory_values_[i]),
-                          state.sentence_rows};
+    const KeyValue memory{state.memory[i].keys, state.memory[i].values, state.sentence_rows};
     // No self-attention mask: attention reads only the filled positions <= the current one.
-    auto result = decoder_layers_[i]->forward(x, torch::Tensor(), memory, memory_bias, &caches[i]);
+    auto result = decoder_layers_[i]->forward(x, torch::Tensor(), memory, state.source_bias, &caches[i]);
     x = result.output;
     if (state.want_attention) out.layer_attention.push_back(result.cross_weights.squeeze(2));  // [B, H, S]
   }
-  self_caches_->close(state, caches);
+  state.self_attention.close(caches);
   out.log_probs = torch::log_softmax(project_output(x).squeeze(1), -1);
   if (state.want_attention) out.attention = out.layer_attention[alignment_layer_].mean(1);  // [B, S]
   ++state.step;

@@ -24,18 +24,33 @@ namespace nmt {
 /// The registry entry: name "attention", settings in model.rnn.
 ModelFamily attention_family();
 
+/// What the decoder carries between steps: the source (once per hypothesis row; the RNN
+/// attention reads it row by row) and the recurrent state.
+struct AttentionState : DecoderState {
+  torch::Tensor memory;       ///< [B, S, 2H] encoder states
+  torch::Tensor keys;         ///< [B, S, H] their projection for the attention scores
+  torch::Tensor source_mask;  ///< [B, S] true at real tokens
+  torch::Tensor hidden;       ///< [B, L, H] per layer
+  torch::Tensor feed;         ///< [B, H] the previous attentional vector (input feeding), or undefined
+
+  void reorder(const torch::Tensor& index) override;
+  void select(const torch::Tensor& index) override;
+  DecoderStatePtr clone() const override { return std::make_unique<AttentionState>(*this); }
+};
+
 class AttentionSeq2Seq : public Seq2SeqModel {
  public:
   explicit AttentionSeq2Seq(const ModelConfig& config);
   EncoderOutput encode(const torch::Tensor& source) override;
-  DecoderState initial_state(const EncoderOutput& encoded) override;
+  DecoderStatePtr initial_state(const EncoderOutput& encoded) override;
   StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) override;
   ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
 
  private:
   /// Advances `state` by one token; returns the attentional vector [B, H] and the
   /// attention weights [B, S].
-  std::pair<torch::Tensor, torch::Tensor> advance(const torch::Tensor& embedded, DecoderState& state);
+  std::pair<torch::Tensor, torch::Tensor> advance(const torch::Tensor& embedded, AttentionState& state);
+  AttentionState make_state(const EncoderOutput& encoded);
   /// Shape: hidden [B, L, H], input [B, I] -> new hidden [B, L, H].
   torch::Tensor run_cells(const torch::Tensor& input, const torch::Tensor& hidden);
 

@@ -17,11 +17,24 @@ namespace nmt {
 /// The registry entry: name "gru", settings in model.rnn.
 ModelFamily gru_family();
 
+/// What the decoder carries between steps.
+struct GruState : DecoderState {
+  torch::Tensor context;  ///< [B, H] the encoder's final state, the decoder's only view of the source
+  torch::Tensor hidden;   ///< [B, L, H] per layer
+
+  void reorder(const torch::Tensor& index) override { hidden = hidden.index_select(0, index); }
+  void select(const torch::Tensor& index) override {
+    reorder(index);
+    context = context.index_select(0, index);
+  }
+  DecoderStatePtr clone() const override { return std::make_unique<GruState>(*this); }
+};
+
 class GruSeq2Seq : public Seq2SeqModel {
  public:
   explicit GruSeq2Seq(const ModelConfig& config);
   EncoderOutput encode(const torch::Tensor& source) override;
-  DecoderState initial_state(const EncoderOutput& encoded) override;
+  DecoderStatePtr initial_state(const EncoderOutput& encoded) override;
   StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) override;
   ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
   bool has_attention() const override { return false; }

@@ -6,8 +6,9 @@
 // ModelConfig. Token ids: pad 0, bos 2, eos 3.
 //
 // Decoding is incremental: initial_state() projects every layer's cross-attention
-// keys/values once per sentence (state.sentence), and each step() appends one position
-// to the per-layer self-attention caches (state.hypothesis), so the prefix is never re-run.
+// keys/values once per sentence (TransformerState::memory), and each step() writes one
+// position into the self-attention caches (TransformerState::self_attention), so the
+// prefix is never re-run.
 //
 // Shape: batch-first; source [B, S], target [B, T], memory [B, S, D], logits [B, T, V].
 #include <torch/nn/modules/container/modulelist.h>
@@ -20,12 +21,27 @@
 #include "nmt/base/config.h"
 #include "nmt/models/model.h"
 #include "nmt/models/registry.h"
+#include "nmt/models/transformer/self_attention_caches.h"
 #include "nmt/models/transformer/transformer_layers.h"
 
 namespace nmt {
 
 /// The registry entry: name "transformer", its settings check and constructor.
 ModelFamily transformer_family();
+
+/// What the decoder carries between steps. What a sentence's hypotheses share is kept
+/// once per sentence and read through sentence_rows, so expanding to a beam or dropping
+/// a finished sentence re-indexes instead of copying it.
+struct TransformerState : DecoderState {
+  std::vector<KeyValue> memory;   ///< per decoder layer: encoder keys/values [N, H, S, dk]
+  torch::Tensor source_bias;      ///< [N, 1, 1, S] additive padding mask
+  torch::Tensor sentence_rows;    ///< [B] int64: the sentence of each hypothesis (undefined: row b)
+  SelfAttentionCaches self_attention;
+
+  void reorder(const torch::Tensor& index) override { self_attention.reorder(index); }
+  void select(const torch::Tensor& index) override;
+  DecoderStatePtr clone() const override { return std::make_unique<TransformerState>(*this); }
+};
 
 class TransformerModel : public Seq2SeqModel {
  public:
@@ -35,11 +51,8 @@ class TransformerModel : public Seq2SeqModel {
 
   /// memory [B, S, D]; source_mask [B, S]; extra["source_bias"] [B, 1, 1, S] additive mask.
   EncoderOutput encode(const torch::Tensor& source) override;
-  /// sentence (one row per sentence, read through sentence_rows): source_mask,
-  /// source_bias, memory_keys.<l>, memory_values.<l> ([N, H, S, dk]); buffers:
-  /// self_keys.<l>, self_values.<l> and hypothesis: self_cache_rows (see KeyValueCache
-  /// and lib/models/transformer/self_attention_caches.h).
-  DecoderState initial_state(const EncoderOutput& encoded) override;
+  /// A TransformerState with one row per sentence and empty caches.
+  DecoderStatePtr initial_state(const EncoderOutput& encoded) override;
   /// previous_tokens [B] -> log_probs [B, V], attention [B, S], layer_attention L x [B, H, S].
   StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) override;
   /// source [B, S], target_input [B, T] -> logits [B, T, V], in one causal pass.
@@ -83,9 +96,6 @@ class TransformerModel : public Seq2SeqModel {
   std::vector<DecoderLayer> decoder_layers_;
   torch::nn::LayerNorm encoder_norm_{nullptr};  // pre-norm only
   torch::nn::LayerNorm decoder_norm_{nullptr};
-  // DecoderState keys per decoder layer, built once instead of every step.
-  std::vector<std::string> memory_keys_, memory_values_;
-  std::shared_ptr<class SelfAttentionCaches> self_caches_;
 };
 
 }  // namespace nmt
