@@ -112,7 +112,10 @@ class DevTools:
             if value:
                 return value
             time.sleep(0.1)
-        raise RuntimeError(f"timed out waiting for: {expression}")
+        page = self.evaluate("JSON.stringify({source: (document.getElementById('source') || {}).value, "
+                             "error: (document.getElementById('error') || {}).textContent, "
+                             "text: document.body.innerText.slice(0, 400)})")
+        raise RuntimeError(f"timed out waiting for: {expression}; the page: {page}")
 
     def click(self, selector):
         box = self.evaluate(f"(function () {{ var r = document.querySelector({json.dumps(selector)})"
@@ -160,7 +163,10 @@ def main():
         tools = DevTools(next(p for p in pages if p["type"] == "page")["webSocketDebuggerUrl"])
         tools.call("Page.enable")
         tools.call("Page.navigate", url=url)
-        tools.wait_for("document.readyState === 'complete' && !!document.getElementById('translate')")
+        # The model line arrives from /v1/model after the load and moves the button down:
+        # wait for it, or a click aimed at the button's old place can miss under load.
+        tools.wait_for("document.readyState === 'complete' && !!document.getElementById('translate') && "
+                       "document.getElementById('model').textContent !== ''")
         tools.evaluate("document.getElementById('source').focus()")
         tools.call("Input.insertText", text=sentence)
         tools.click("#translate")
