@@ -13,6 +13,7 @@
 #include "nmt/base/error.h"
 #include "nmt/serve/batch_queue.h"
 #include "nmt/serve/http_server.h"
+#include "nmt/serve/openmp_wait_policy.h"
 #include "nmt/serve/translation_service.h"
 
 namespace {
@@ -44,6 +45,7 @@ void serve_until_signal(nmt::serve::HttpServer& server, const sigset_t& signals)
 }  // namespace
 
 int main(int argc, char** argv) {
+  nmt::serve::use_passive_openmp_waits(argv);
   CLI::App app{"Translation server: POST /v1/translate (JSON), POST /translator/translate (OpenNMT-py's REST shape),\n"
                "GET /health, GET /v1/model, and GET / a page with the n-best list and the attention heatmap.\n"
                "Requests are batched together on one translation thread. SIGINT/SIGTERM: stop accepting,\n"

@@ -1,0 +1,14 @@
+#pragma once
+// nmt-serve's HTTP threads share the cores with LibTorch's OpenMP pool. OpenMP threads
+// spin while they wait for work by default, taking CPU the HTTP threads need; with
+// OMP_WAIT_POLICY=PASSIVE they sleep instead (measured at 64 clients, beam 5, 2 cores:
+// 124 -> 150 requests/s, bench/RESULTS.md). libgomp reads the variable once, when it
+// loads, before main() runs; so it is set and the program executes itself again.
+namespace nmt::serve {
+
+/// Call first thing in main(). If OMP_WAIT_POLICY is unset, sets it to PASSIVE and
+/// re-executes /proc/self/exe with the same arguments (returns only if that fails, or
+/// if the variable was already set: the user's choice is kept).
+void use_passive_openmp_waits(char** argv);
+
+}  // namespace nmt::serve
