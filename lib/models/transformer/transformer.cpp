@@ -122,10 +122,7 @@ torch::Tensor TransformerModel::embed(const torch::nn::Embedding& embedding,
 torch::Tensor TransformerModel::project_output(const torch::Tensor& x) {
   auto h = decoder_norm_.is_empty() ? x : decoder_norm_(x);
   const auto& weight = inference_output_weight_.defined() ? inference_output_weight_ : output_weight();
-  auto sizes = h.sizes().vec();
-  auto logits = linear_in_precision(h.reshape({-1, sizes.back()}), weight, torch::Tensor());
-  sizes.back() = logits.size(1);
-  return logits.view(sizes);
+  return apply_linear(h, weight, torch::Tensor());
 }
 
 void TransformerModel::set_inference_precision(Precision precision) {

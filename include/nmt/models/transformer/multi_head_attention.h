@@ -64,6 +64,8 @@ void init_linear(torch::nn::Linear& linear, int64_t blocks = 1);
 /// matmul plus a separate bias pass over the output; flattening to 2-D lets the GEMM
 /// add the bias. Shape: [..., in] -> [..., out].
 torch::Tensor apply_linear(torch::nn::Linear& linear, const torch::Tensor& x);
+/// The same for a bare weight [out, in] and bias [out] (or undefined).
+torch::Tensor apply_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
 
 /// What self- and cross-attention share: head split, attention, output projection.
 class AttentionBase : public torch::nn::Module {
