@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "nmt/base/error.h"
+#include "nmt/models/onednn_gemm.h"
 
 namespace nmt {
 namespace {
@@ -77,6 +78,10 @@ torch::Tensor linear_in_precision(const torch::Tensor& x, const torch::Tensor& w
     const auto low_bias = bias.defined() ? bias.to(kLow) : bias;
     return torch::nn::functional::linear(x.to(kLow), weight.to(kLow), low_bias).to(x.scalar_type());
   }
+  // Inference only: oneDNN's sgemm has no autograd (and training keeps the BLAS's sums).
+  if (!torch::GradMode::is_enabled() && x.is_cpu() && x.scalar_type() == torch::kFloat &&
+      weight.scalar_type() == torch::kFloat && onednn_fp32_gemm_enabled())
+    return onednn_linear(x, weight, bias);
   return torch::nn::functional::linear(x, weight, bias);
 }
 

@@ -1,0 +1,27 @@
+#pragma once
+// fp32 matrix products through oneDNN's sgemm, for inference.
+// LibTorch 1.13 sends fp32 products to the BLAS (OpenBLAS here) and only bf16 ones to
+// oneDNN. At the decoder's shapes ([rows, 256] by [256, {256, 768, 1024, 8000}]) oneDNN's
+// AVX-512 sgemm measured faster than OpenBLAS (bench/RESULTS.md). libdnnl is loaded anyway
+// (libtorch_cpu needs it), so its C entry point is found at run time: no headers, no link
+// dependency, and a LibTorch without it falls back to the BLAS.
+// The sum is taken in a different order than OpenBLAS's, so results differ in the last
+// bits; NMT_FP32_GEMM=blas restores the BLAS (and outputs identical to older builds).
+#include <torch/types.h>
+
+namespace nmt {
+
+/// Whether fp32 inference products go through oneDNN: its sgemm was found and
+/// NMT_FP32_GEMM is not "blas" (read once).
+bool onednn_fp32_gemm_enabled();
+
+/// "onednn" or "blas": what fp32 inference products use (for the tools' logs).
+const char* fp32_gemm_name();
+
+/// x W^T + b through dnnl_sgemm. x: [N, in] fp32 on the CPU; weight: [out, in] fp32;
+/// bias: [out] or undefined. Not differentiable: for inference only (the caller checks).
+/// Requires onednn_fp32_gemm_enabled().
+torch::Tensor onednn_linear(const torch::Tensor& x, const torch::Tensor& weight,
+                            const torch::Tensor& bias);
+
+}  // namespace nmt

@@ -1,0 +1,57 @@
+// oneDNN's fp32 sgemm (nmt/models/onednn_gemm.h) computes what torch's linear does, up to
+// the order of the sums, at the shapes the decoder gives it: one row up to a batch of beams.
+#include <catch2/catch.hpp>
+#include <torch/torch.h>
+
+#include "nmt/models/onednn_gemm.h"
+#include "nmt/models/precision.h"
+
+using namespace nmt;
+
+TEST_CASE("oneDNN linear equals torch linear at decoder shapes", "[precision][onednn]") {
+  if (!onednn_fp32_gemm_enabled()) {
+    WARN("not checked: oneDNN sgemm not found, or NMT_FP32_GEMM=blas");
+    return;
+  }
+  torch::manual_seed(3);
+  for (const int64_t rows : {1, 2, 3, 5, 17, 64, 320}) {
+    for (const int64_t out : {1, 7, 256, 1000}) {
+      const auto x = torch::randn({rows, 48});
+      const auto weight = torch::randn({out, 48});
+      const auto bias = torch::randn({out});
+      const auto bias_before = bias.clone();
+      const auto expected = torch::nn::functional::linear(x, weight, bias);
+      INFO("rows " << rows << ", out " << out);
+      CHECK(torch::allclose(onednn_linear(x, weight, bias), expected, 1e-4, 1e-4));
+      CHECK(torch::equal(bias, bias_before));  // the output is a buffer of its own
+      CHECK(torch::allclose(onednn_linear(x, weight, torch::Tensor()),
+                            torch::nn::functional::linear(x, weight), 1e-4, 1e-4));
+    }
+  }
+}
+
+TEST_CASE("oneDNN linear reads strided inputs and an empty batch", "[precision][onednn]") {
+  if (!onednn_fp32_gemm_enabled()) {
+    WARN("not checked: oneDNN sgemm not found, or NMT_FP32_GEMM=blas");
+    return;
+  }
+  const auto wide = torch::randn({6, 40});
+  const auto x = wide.slice(1, 0, 40, 2);  // [6, 20], row stride 40
+  const auto weight = torch::randn({20, 9}).t();  // [9, 20], transposed view
+  CHECK(torch::allclose(onednn_linear(x, weight, torch::Tensor()),
+                        torch::nn::functional::linear(x, weight), 1e-4, 1e-4));
+  CHECK(onednn_linear(torch::randn({0, 20}), weight, torch::Tensor()).sizes() ==
+        torch::IntArrayRef({0, 9}));
+}
+
+TEST_CASE("fp32 inference products go through oneDNN, training ones through autograd",
+          "[precision][onednn]") {
+  const auto x = torch::randn({4, 8}, torch::requires_grad());
+  const auto weight = torch::randn({3, 8}, torch::requires_grad());
+  const auto trained = linear_in_precision(x, weight, torch::Tensor());
+  REQUIRE(trained.requires_grad());
+  trained.sum().backward();
+  CHECK(weight.grad().defined());
+  torch::NoGradGuard no_grad;
+  CHECK(torch::allclose(linear_in_precision(x, weight, torch::Tensor()), trained, 1e-5, 1e-5));
+}
