@@ -19,7 +19,7 @@ OUT=${OUT:-work/quality/$ARCH-$MINUTES}
 if [ "${EVAL_ONLY:-0}" != 1 ]; then
   [ -e "$OUT/run" ] && { echo "bench/quality.sh: $OUT/run exists; move it away or set OUT" >&2; exit 1; }
   mkdir -p "$OUT"
-  echo "preset configs/$ARCH.json, $MINUTES minutes, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}, $(date -u +%F)" | tee "$OUT/summary.txt"
+  echo "preset configs/$ARCH.json${*:+ with $*}, $MINUTES minutes, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}, $(date -u +%F)" | tee "$OUT/summary.txt"
   build/bin/nmt-spm-train --input "$DATA/train.de" "$DATA/train.en" --model-prefix "$OUT/spm" \
     --vocab-size 8000 --model-type bpe >/dev/null 2>&1
   build/bin/nmt-train --config "configs/$ARCH.json" --arch "$ARCH" \

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "nmt/base/error.h"
+#include "nmt/models/int8_linear.h"
 #include "nmt/models/onednn_gemm.h"
 
 namespace nmt {
@@ -19,23 +20,42 @@ bool cpu_has_native_bf16() {
 #endif
 }
 
+bool cpu_has_vnni() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+#else
+  return false;
+#endif
+}
+
 }  // namespace
 
 Precision parse_precision(const std::string& name) {
   if (name == "fp32") return Precision::fp32;
   if (name == "bf16") return Precision::bf16;
-  throw Error("precision must be fp32 or bf16, got \"" + name + "\"");
+  if (name == "int8") return Precision::int8;
+  throw Error("precision must be fp32, bf16 or int8, got \"" + name + "\"");
 }
 
 std::string precision_name(Precision precision) {
-  return precision == Precision::bf16 ? "bf16" : "fp32";
+  switch (precision) {
+    case Precision::bf16: return "bf16";
+    case Precision::int8: return "int8";
+    case Precision::fp32: break;
+  }
+  return "fp32";
 }
 
-std::vector<std::string> precision_names() { return {"fp32", "bf16"}; }
+std::vector<std::string> precision_names() { return {"fp32", "bf16", "int8"}; }
 
 bool precision_supported(Precision precision, const torch::Device& device) {
-  if (precision != Precision::bf16 || !device.is_cpu()) return true;
-  return cpu_has_native_bf16() && torch::hasMKLDNN();
+  switch (precision) {
+    case Precision::fp32: return true;
+    case Precision::bf16: return !device.is_cpu() || (cpu_has_native_bf16() && torch::hasMKLDNN());
+    case Precision::int8: return device.is_cpu() && cpu_has_vnni() && onednn_int8_gemm_available();
+  }
+  return false;
 }
 
 Precision resolve_training_precision(const std::string& name, const std::string& arch,
@@ -46,11 +66,23 @@ Precision resolve_training_precision(const std::string& name, const std::string&
     return arch == "transformer" && native ? Precision::bf16 : Precision::fp32;
   }
   const auto precision = parse_precision(name);
+  if (precision == Precision::int8)
+    throw Error("train.precision int8: int8 is for inference only (nmt-translate --precision int8); "
+                "train in fp32, bf16 or auto");
   require_precision_support(precision, device);
   return precision;
 }
 
 void require_precision_support(Precision precision, const torch::Device& device) {
+  if (precision == Precision::int8) {
+    if (!device.is_cpu()) throw Error("int8 inference runs on the CPU only: use fp32 or bf16 on " + device.str());
+    if (!cpu_has_vnni())
+      throw Error("int8 needs a CPU with AVX512-VNNI or AVX-VNNI (this one lacks it; it would run "
+                  "slower than fp32): use fp32");
+    if (!onednn_int8_gemm_available())
+      throw Error("int8 needs oneDNN's int8 GEMM (dnnl_gemm_s8s8s32), not found in this LibTorch: use fp32");
+    return;
+  }
   if (precision != Precision::bf16 || !device.is_cpu()) return;
   if (!cpu_has_native_bf16())
     throw Error("bf16 needs a CPU with AVX512-BF16 (this one lacks it; it would run slower than "
@@ -72,6 +104,7 @@ bool computes_in_bf16(const torch::Tensor& weight) {
 torch::Tensor linear_in_precision(const torch::Tensor& x, const torch::Tensor& weight,
                                   const torch::Tensor& bias) {
   constexpr auto kLow = torch::kBFloat16;
+  if (weight.is_quantized()) return int8_linear(x, weight, bias).to(x.scalar_type());
   if (weight.scalar_type() == kLow && x.scalar_type() != kLow)
     return torch::nn::functional::linear(x.to(kLow), weight, bias).to(x.scalar_type());
   if (bf16_compute && weight.scalar_type() == torch::kFloat) {
@@ -83,6 +116,18 @@ torch::Tensor linear_in_precision(const torch::Tensor& x, const torch::Tensor& w
       weight.scalar_type() == torch::kFloat && onednn_fp32_gemm_enabled())
     return onednn_linear(x, weight, bias);
   return torch::nn::functional::linear(x, weight, bias);
+}
+
+torch::Tensor apply_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  if (x.dim() == 2) return linear_in_precision(x, weight, bias);
+  auto sizes = x.sizes().vec();
+  auto flat = linear_in_precision(x.reshape({-1, sizes.back()}), weight, bias);
+  sizes.back() = flat.size(1);
+  return flat.view(sizes);
+}
+
+torch::Tensor apply_linear(torch::nn::Linear& linear, const torch::Tensor& x) {
+  return apply_linear(x, linear->weight, linear->bias);
 }
 
 }  // namespace nmt

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include "nmt/models/int8_linear.h"
 #include "nmt/models/onednn_gemm.h"
 #include "nmt/models/precision.h"
 
@@ -54,4 +55,30 @@ TEST_CASE("fp32 inference products go through oneDNN, training ones through auto
   CHECK(weight.grad().defined());
   torch::NoGradGuard no_grad;
   CHECK(torch::allclose(linear_in_precision(x, weight, torch::Tensor()), trained, 1e-5, 1e-5));
+}
+
+TEST_CASE("int8 linear is within quantization error of fp32", "[precision][int8]") {
+  if (!onednn_int8_gemm_available()) {
+    WARN("not checked: oneDNN's int8 GEMM not found");
+    return;
+  }
+  torch::manual_seed(4);
+  for (const int64_t rows : {1, 5, 64}) {
+    const auto x = torch::randn({rows, 256});
+    const auto weight = torch::randn({300, 256}) * 0.05;
+    const auto bias = torch::randn({300});
+    const auto qweight = quantize_weight_int8(weight);
+    REQUIRE(qweight.is_quantized());
+    const auto exact = torch::nn::functional::linear(x, weight, bias);
+    const auto low = int8_linear(x, qweight, bias);
+    INFO("rows " << rows);
+    // Each product's relative error is about 2^-7 per operand; summed over 256 terms of
+    // random sign, the error grows like sqrt(256) times one term's.
+    const double error = (low - exact).abs().max().item<double>();
+    const double scale = (exact - bias).abs().max().item<double>();
+    CHECK(error > 0);
+    CHECK(error < 0.03 * scale);
+    // A zero row stays exactly the bias (its scale is 1, not 0 / 127).
+    CHECK(torch::equal(int8_linear(torch::zeros({1, 256}), qweight, bias)[0], bias));
+  }
 }

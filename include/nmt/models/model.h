@@ -108,9 +108,9 @@ class Seq2SeqModel : public torch::nn::Module {
   virtual int64_t max_positions() const { return 0; }
   /// Self-attention of every layer for a teacher-forced pair (same inputs as forward).
   /// Empty for families without self-attention (the RNNs).
-  /// For inference only: converts what the precision needs (bf16: the Transformer's
-  /// Linear weights, once). fp32 is a no-op. Throws nmt::Error for a family that does
-  /// not implement `precision`, or to go back to fp32 after bf16 (the weights were rounded).
+  /// For inference only: converts what the precision needs (bf16, int8: the
+  /// Transformer's Linear weights, once). fp32 is a no-op. Throws nmt::Error for a family
+  /// that does not implement `precision`, or to convert a converted model again.
   virtual void set_inference_precision(Precision precision);
   virtual SelfAttentionWeights self_attention(const torch::Tensor& source, const torch::Tensor& target_input) {
     (void)source, (void)target_input;

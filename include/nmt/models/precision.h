@@ -7,6 +7,7 @@
 //    autograd casts the gradients back, so the optimiser updates fp32 parameters.
 // Only where the CPU multiplies bf16 natively (AVX512-BF16); elsewhere oneDNN emulates
 // it, slower than fp32, so it is refused (require_precision_support).
+#include <torch/nn/modules/linear.h>
 #include <torch/types.h>
 
 #include <string>
@@ -14,14 +15,15 @@
 
 namespace nmt {
 
-enum class Precision { fp32, bf16 };
+enum class Precision { fp32, bf16, int8 };
 
 /// The --precision help text the tools share.
 inline constexpr const char* kPrecisionHelp =
-    "fp32 (default, exact) or bf16: matrix products in bfloat16 (Transformer only; needs a CPU "
-    "with AVX512-BF16); measured 1.7x faster beam search for a BLEU change within 0.1 (bench/RESULTS.md)";
+    "fp32 (default, exact); bf16: matrix products in bfloat16 (needs AVX512-BF16); int8: dynamic "
+    "int8 Linear layers (needs AVX512-VNNI or AVX-VNNI). Transformer only; speed and BLEU of each "
+    "in bench/RESULTS.md";
 
-/// "fp32" / "bf16"; anything else throws nmt::Error listing both.
+/// "fp32" / "bf16" / "int8"; anything else throws nmt::Error listing them.
 Precision parse_precision(const std::string& name);
 std::string precision_name(Precision precision);
 std::vector<std::string> precision_names();
@@ -30,12 +32,14 @@ std::vector<std::string> precision_names();
 bool precision_supported(Precision precision, const torch::Device& device);
 
 /// train.precision: "fp32", "bf16" (checked: require_precision_support) or "auto": bf16
-/// for the Transformer on a CPU that multiplies bf16 natively, fp32 otherwise.
+/// for the Transformer on a CPU that multiplies bf16 natively, fp32 otherwise. int8 is
+/// for inference only (an error here).
 Precision resolve_training_precision(const std::string& name, const std::string& arch,
                                      const torch::Device& device);
 
 /// Throws nmt::Error when `precision` would be slow or unsupported on `device` (a CPU
-/// without AVX512-BF16). CUDA is accepted unchecked (untested).
+/// without AVX512-BF16 for bf16, without VNNI or oneDNN's int8 GEMM for int8). CUDA:
+/// bf16 is accepted unchecked (untested); int8 is CPU only.
 void require_precision_support(Precision precision, const torch::Device& device);
 
 /// While one is alive on this thread, linear_in_precision() computes fp32-weight
@@ -55,9 +59,19 @@ class Bf16ComputeScope {
 bool computes_in_bf16(const torch::Tensor& weight);
 
 /// x W^T + b, the way the precision asks: in bf16 when the weight is stored in bf16
-/// (converted for inference) or a Bf16ComputeScope is active; fp32 otherwise. The
-/// result has x's dtype. x: [N, in] (2-D, so the bias goes through addmm).
+/// (converted for inference) or a Bf16ComputeScope is active; in int8 when the weight
+/// is quantized (int8_linear.h); fp32 otherwise, through oneDNN at inference
+/// (onednn_gemm.h). The result has x's dtype. x: [N, in] (2-D, so the bias goes
+/// through the GEMM).
 torch::Tensor linear_in_precision(const torch::Tensor& x, const torch::Tensor& weight,
                                   const torch::Tensor& bias);
+
+/// linear_in_precision for any [..., in] input -> [..., out], through a single GEMM that
+/// adds the bias. (LibTorch 1.13 runs a Linear on a 3-D input as matmul plus a separate
+/// bias pass over the output; flattening to 2-D lets the GEMM add it.) Every model's
+/// Linear layers go through here, so precision and the oneDNN path apply to all of them.
+torch::Tensor apply_linear(torch::nn::Linear& linear, const torch::Tensor& x);
+/// The same for a bare weight [out, in] and bias [out] (or undefined).
+torch::Tensor apply_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
 
 }  // namespace nmt

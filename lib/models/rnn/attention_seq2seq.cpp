@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "nmt/base/error.h"
+#include "nmt/models/precision.h"
+#include "nmt/models/rnn/gru_cell_step.h"
 
 namespace nmt {
 
@@ -80,7 +82,7 @@ torch::Tensor AttentionSeq2Seq::run_cells(const torch::Tensor& input, const torc
   auto x = input;
   for (size_t layer = 0; layer < cells_.size(); ++layer) {
     if (layer > 0) x = dropout_(x);
-    x = cells_[layer](x, hidden.select(1, static_cast<int64_t>(layer)));
+    x = gru_cell_step(cells_[layer], x, hidden.select(1, static_cast<int64_t>(layer)));
     layers.push_back(x);
   }
   return torch::stack(layers, 1);
@@ -102,7 +104,7 @@ std::pair<torch::Tensor, torch::Tensor> AttentionSeq2Seq::advance(const torch::T
   hidden = run_cells(torch::cat(inputs, 1), hidden);
   const auto top = hidden.select(1, -1);
   if (!attention_->uses_previous_state()) std::tie(context, weights) = attention_(top, keys, memory, mask);
-  const auto attentional = torch::tanh(combine_(torch::cat({top, context}, 1)));
+  const auto attentional = torch::tanh(apply_linear(combine_, torch::cat({top, context}, 1)));
   state.hidden = hidden;
   if (config_.rnn.input_feeding) state.feed = attentional;
   ++state.step;
@@ -113,7 +115,7 @@ StepOutput AttentionSeq2Seq::step(const torch::Tensor& previous_tokens, DecoderS
   const auto embedded = dropout_(target_embedding_(previous_tokens));
   auto [attentional, weights] = advance(embedded, state_as<AttentionState>(state));
   StepOutput output;
-  output.log_probs = torch::log_softmax(output_(dropout_(attentional)), -1);
+  output.log_probs = torch::log_softmax(apply_linear(output_, dropout_(attentional)), -1);
   output.attention = weights;
   return output;
 }
@@ -126,7 +128,7 @@ ForwardOutput AttentionSeq2Seq::forward(const torch::Tensor& source, const torch
   for (int64_t t = 0; t < target_input.size(1); ++t)
     attentional.push_back(advance(embedded.select(1, t), state).first);
   // One big output projection for all steps instead of T small ones.
-  return {output_(dropout_(torch::stack(attentional, 1)))};
+  return {apply_linear(output_, dropout_(torch::stack(attentional, 1)))};
 }
 
 }  // namespace nmt

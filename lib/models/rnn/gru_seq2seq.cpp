@@ -2,6 +2,8 @@
 
 #include <torch/nn/functional/activation.h>
 
+#include "nmt/models/precision.h"
+
 namespace nmt {
 
 ModelFamily gru_family() {
@@ -57,7 +59,7 @@ std::pair<torch::Tensor, torch::Tensor> GruSeq2Seq::decode(const torch::Tensor& 
   const auto repeated = context.unsqueeze(1).expand({-1, T, -1});
   auto [states, next_hidden] = decoder_(torch::cat({embedded, repeated}, 2), hidden);
   const auto features = torch::cat({states, embedded, repeated}, 2);
-  return {output_(dropout_(features)), next_hidden};
+  return {apply_linear(output_, dropout_(features)), next_hidden};
 }
 
 StepOutput GruSeq2Seq::step(const torch::Tensor& previous_tokens, DecoderState& base) {

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "nmt/base/error.h"
+#include "nmt/models/precision.h"
 
 namespace nmt {
 
@@ -31,13 +32,13 @@ RnnAttentionImpl::RnnAttentionImpl(const std::string& kind, int64_t query_dim, i
 }
 
 torch::Tensor RnnAttentionImpl::project_keys(const torch::Tensor& memory) {
-  return key_layer_ ? key_layer_(memory) : memory;
+  return key_layer_ ? apply_linear(key_layer_, memory) : memory;
 }
 
 torch::Tensor RnnAttentionImpl::scores(const torch::Tensor& query, const torch::Tensor& keys) {
   if (energy_layer_) {
     // [B, S, Q] + [B, 1, Q] -> [B, S, 1] -> [B, S]
-    return energy_layer_(torch::tanh(keys + query_layer_(query).unsqueeze(1))).squeeze(2);
+    return apply_linear(energy_layer_, torch::tanh(keys + apply_linear(query_layer_, query).unsqueeze(1))).squeeze(2);
   }
   // dot / general: [B, S, Q] x [B, Q, 1] -> [B, S]
   return torch::bmm(keys, query.unsqueeze(2)).squeeze(2);

@@ -53,18 +53,6 @@ void init_linear(torch::nn::Linear& linear, int64_t blocks) {
   if (linear->bias.defined()) linear->bias.zero_();
 }
 
-torch::Tensor apply_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
-  if (x.dim() == 2) return linear_in_precision(x, weight, bias);
-  auto sizes = x.sizes().vec();
-  auto flat = linear_in_precision(x.reshape({-1, sizes.back()}), weight, bias);
-  sizes.back() = flat.size(1);
-  return flat.view(sizes);
-}
-
-torch::Tensor apply_linear(torch::nn::Linear& linear, const torch::Tensor& x) {
-  return apply_linear(x, linear->weight, linear->bias);
-}
-
 // --- AttentionBase ----------------------------------------------------------
 
 AttentionBase::AttentionBase(int64_t d_model, int64_t heads, double dropout)

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "nmt/base/error.h"
+#include "nmt/models/int8_linear.h"
 
 namespace nmt {
 
@@ -126,22 +127,31 @@ torch::Tensor TransformerModel::project_output(const torch::Tensor& x) {
 }
 
 void TransformerModel::set_inference_precision(Precision precision) {
-  const bool converted = inference_output_weight_.defined();
-  if (precision == Precision::fp32) {
-    require(!converted, "the model was converted to bf16 and cannot go back to fp32");
-    return;
-  }
-  if (converted) return;
+  if (precision == inference_precision_) return;
+  require(inference_precision_ == Precision::fp32,
+          "the model was converted to " + precision_name(inference_precision_) +
+              " and cannot be converted to " + precision_name(precision) + " (its weights were rounded)");
   torch::NoGradGuard no_grad;
-  // The embeddings stay fp32 (they are looked up, not multiplied); a tied output
-  // projection gets its own bf16 copy.
-  inference_output_weight_ = output_weight().detach().to(torch::kBFloat16);
+  // Embeddings stay fp32 (they are looked up, not multiplied); a tied output projection
+  // gets its own converted copy.
+  const bool quantize = precision == Precision::int8;
+  auto convert = [&](const torch::Tensor& weight) {
+    return quantize ? quantize_weight_int8(weight) : weight.detach().to(torch::kBFloat16);
+  };
+  inference_output_weight_ = convert(output_weight());
   for (const auto& module : modules(/*include_self=*/false)) {
     auto* linear = dynamic_cast<torch::nn::LinearImpl*>(module.get());
     if (linear == nullptr) continue;
-    linear->weight.set_data(linear->weight.to(torch::kBFloat16));
-    if (linear->bias.defined()) linear->bias.set_data(linear->bias.to(torch::kBFloat16));
+    if (quantize) {
+      // A quantized tensor cannot take a float parameter's place (set_data), so the
+      // member that apply_linear reads is replaced; the biases stay fp32.
+      linear->weight = convert(linear->weight);
+    } else {
+      linear->weight.set_data(convert(linear->weight));
+      if (linear->bias.defined()) linear->bias.set_data(linear->bias.to(torch::kBFloat16));
+    }
   }
+  inference_precision_ = precision;
 }
 
 EncoderOutput TransformerModel::encode(const torch::Tensor& source) {

@@ -16,6 +16,8 @@
 
 #include <vector>
 
+#include "nmt/models/precision.h"  // apply_linear
+
 namespace nmt {
 
 /// Keys and values split into heads. Shape: [N, H, Tk, dk] each.
@@ -59,13 +61,6 @@ torch::Tensor causal_bias(int64_t length, const torch::TensorOptions& options);
 /// D x D projections (fused Q/K/V): each block is initialised as if it were its own
 /// layer, so fusing does not change the initial scale. Biases start at zero.
 void init_linear(torch::nn::Linear& linear, int64_t blocks = 1);
-
-/// linear(x) through a single addmm. LibTorch 1.13 runs a Linear on a 3-D input as
-/// matmul plus a separate bias pass over the output; flattening to 2-D lets the GEMM
-/// add the bias. Shape: [..., in] -> [..., out].
-torch::Tensor apply_linear(torch::nn::Linear& linear, const torch::Tensor& x);
-/// The same for a bare weight [out, in] and bias [out] (or undefined).
-torch::Tensor apply_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
 
 /// What self- and cross-attention share: head split, attention, output projection.
 class AttentionBase : public torch::nn::Module {

@@ -59,7 +59,8 @@ class TransformerModel : public Seq2SeqModel {
   ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
   SelfAttentionWeights self_attention(const torch::Tensor& source, const torch::Tensor& target_input) override;
 
-  /// bf16: every Linear weight and the output projection are stored in bf16.
+  /// bf16: every Linear weight and the output projection are stored in bf16; int8: they
+  /// are quantized per output row (int8_linear.h). Once converted, a model stays so.
   void set_inference_precision(Precision precision) override;
 
   int64_t attention_layers() const override { return config_.transformer.decoder_layers; }
@@ -88,7 +89,8 @@ class TransformerModel : public Seq2SeqModel {
   torch::nn::Embedding source_embedding_{nullptr};
   torch::nn::Embedding target_embedding_{nullptr};
   torch::Tensor output_weight_;  // undefined when tied
-  torch::Tensor inference_output_weight_;  // bf16 copy for inference; undefined in fp32
+  torch::Tensor inference_output_weight_;  // bf16 / int8 copy for inference; undefined in fp32
+  Precision inference_precision_ = Precision::fp32;
   torch::Tensor positions_;      // buffer [max_positions, D]
   torch::nn::ModuleList encoder_{nullptr};
   torch::nn::ModuleList decoder_{nullptr};

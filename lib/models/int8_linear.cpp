@@ -1,0 +1,86 @@
+#include "nmt/models/int8_linear.h"
+
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "nmt/base/error.h"
+
+namespace nmt {
+namespace {
+
+// oneDNN's C API (dnnl.h): row-major C = alpha (op(A) - ao)(op(B) - bo) + beta C + co;
+// returns dnnl_status_t, 0 on success. offsetc 'F': one fixed co for all of C.
+using GemmS8Function = int (*)(char transa, char transb, char offsetc, std::int64_t m,
+                               std::int64_t n, std::int64_t k, float alpha, const std::int8_t* a,
+                               std::int64_t lda, std::int8_t ao, const std::int8_t* b,
+                               std::int64_t ldb, std::int8_t bo, float beta, std::int32_t* c,
+                               std::int64_t ldc, const std::int32_t* co);
+
+GemmS8Function gemm_s8() {
+  // libdnnl.so.2 is in the global scope as a dependency of libtorch_cpu.
+  static const auto function = reinterpret_cast<GemmS8Function>(dlsym(RTLD_DEFAULT, "dnnl_gemm_s8s8s32"));
+  return function;
+}
+
+// Each row of x [rows, in] to int8 with its own scale max|x| / 127 (1 for a zero row).
+// LibTorch's vectorised kernels: these inputs are small next to the outputs.
+std::pair<torch::Tensor, torch::Tensor> quantize_rows(const torch::Tensor& x) {
+  const auto largest = x.abs().amax(1);
+  const auto scales = torch::where(largest > 0, largest / 127.0f, torch::ones_like(largest));
+  return {x.div(scales.unsqueeze(1)).round_().to(torch::kChar), scales};
+}
+
+// result[r, c] = sums[r, c] * row_scale[r] * column_scale[c] + bias[c]: one pass over
+// the widest tensor of the step ([rows, 8000] for the output projection).
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void dequantize(const std::int32_t* sums, const float* row_scale, const float* column_scale,
+                const float* bias, int64_t begin, int64_t end, int64_t out, float* result) {
+  for (int64_t r = begin; r < end; ++r) {
+    const float scale = row_scale[r];
+    for (int64_t c = 0; c < out; ++c)
+      result[r * out + c] = static_cast<float>(sums[r * out + c]) * scale * column_scale[c] + bias[c];
+  }
+}
+
+}  // namespace
+
+bool onednn_int8_gemm_available() { return gemm_s8() != nullptr; }
+
+torch::Tensor quantize_weight_int8(const torch::Tensor& weight) {
+  const auto w = weight.detach().to(torch::kFloat).contiguous();
+  const auto largest = std::get<0>(w.abs().max(1));
+  const auto scales = torch::where(largest > 0, largest / 127.0, torch::ones_like(largest)).to(torch::kDouble);
+  const auto zero_points = torch::zeros({w.size(0)}, torch::kLong);
+  return torch::quantize_per_channel(w, scales, zero_points, 0, torch::kQInt8);
+}
+
+torch::Tensor int8_linear(const torch::Tensor& x, const torch::Tensor& qweight, const torch::Tensor& bias) {
+  if (!onednn_int8_gemm_available()) throw Error("int8 inference needs oneDNN's int8 GEMM (not found)");
+  const auto a = x.to(torch::kFloat).contiguous();
+  const int64_t rows = a.size(0), in = a.size(1), out = qweight.size(0);
+  if (qweight.size(1) != in)
+    throw Error("int8_linear: input has " + std::to_string(in) + " features, weight expects " +
+                std::to_string(qweight.size(1)));
+  auto y = torch::empty({rows, out}, a.options());
+  if (rows == 0) return y;
+  const auto [quantized, row_scales] = quantize_rows(a);
+  auto sums = torch::empty({rows, out}, a.options().dtype(torch::kInt));
+  const std::int32_t no_offset = 0;
+  const auto* weight_data = reinterpret_cast<const std::int8_t*>(qweight.data_ptr<c10::qint8>());
+  const int status = gemm_s8()('N', 'T', 'F', rows, out, in, 1.0f, quantized.data_ptr<std::int8_t>(), in,
+                               0, weight_data, in, 0, 0.0f, sums.data_ptr<std::int32_t>(), out, &no_offset);
+  if (status != 0) throw Error("oneDNN int8 GEMM failed with status " + std::to_string(status));
+  const auto column_scales = qweight.q_per_channel_scales().to(torch::kFloat).contiguous();
+  const auto fp32_bias = bias.defined() ? bias.to(torch::kFloat).contiguous() : torch::zeros({out}, a.options());
+  at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
+    dequantize(sums.data_ptr<std::int32_t>(), row_scales.data_ptr<float>(), column_scales.data_ptr<float>(),
+               fp32_bias.data_ptr<float>(), begin, end, out, y.data_ptr<float>());
+  });
+  return y;
+}
+
+}  // namespace nmt
