@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <torch/torch.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +27,8 @@ SgemmFunction find_sgemm() {
   return reinterpret_cast<SgemmFunction>(dlsym(RTLD_DEFAULT, "dnnl_sgemm"));
 }
 
+std::atomic<int64_t> calls{0};
+
 SgemmFunction sgemm() {
   static const SgemmFunction function = find_sgemm();
   return function;
@@ -35,7 +38,7 @@ SgemmFunction sgemm() {
 
 bool onednn_fp32_gemm_enabled() { return sgemm() != nullptr; }
 
-const char* fp32_gemm_name() { return onednn_fp32_gemm_enabled() ? "onednn" : "blas"; }
+int64_t onednn_linear_calls() { return calls.load(std::memory_order_relaxed); }
 
 torch::Tensor onednn_linear(const torch::Tensor& x, const torch::Tensor& weight,
                             const torch::Tensor& bias) {
@@ -53,6 +56,7 @@ torch::Tensor onednn_linear(const torch::Tensor& x, const torch::Tensor& weight,
     beta = 1.0f;  // the product is added to the bias rows
   }
   if (rows == 0) return y;
+  calls.fetch_add(1, std::memory_order_relaxed);
   const int status = sgemm()('N', 'T', rows, out, in, 1.0f, a.data_ptr<float>(), in,
                              w.data_ptr<float>(), in, beta, y.data_ptr<float>(), out);
   if (status != 0) throw Error("oneDNN sgemm failed with status " + std::to_string(status));

@@ -23,7 +23,9 @@ bool cpu_has_native_bf16() {
 bool cpu_has_vnni() {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+  // AVX512-VNNI only: oneDNN 2.6's int8 GEMM on AVX-VNNI (256-bit) was not tried, and
+  // without VNNI its AVX2 kernels can saturate 16-bit intermediate sums.
+  return __builtin_cpu_supports("avx512vnni");
 #else
   return false;
 #endif
@@ -77,8 +79,7 @@ void require_precision_support(Precision precision, const torch::Device& device)
   if (precision == Precision::int8) {
     if (!device.is_cpu()) throw Error("int8 inference runs on the CPU only: use fp32 or bf16 on " + device.str());
     if (!cpu_has_vnni())
-      throw Error("int8 needs a CPU with AVX512-VNNI or AVX-VNNI (this one lacks it; it would run "
-                  "slower than fp32): use fp32");
+      throw Error("int8 needs a CPU with AVX512-VNNI (this one lacks it): use fp32");
     if (!onednn_int8_gemm_available())
       throw Error("int8 needs oneDNN's int8 GEMM (dnnl_gemm_s8s8s32), not found in this LibTorch: use fp32");
     return;

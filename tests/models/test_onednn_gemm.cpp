@@ -49,12 +49,16 @@ TEST_CASE("fp32 inference products go through oneDNN, training ones through auto
           "[precision][onednn]") {
   const auto x = torch::randn({4, 8}, torch::requires_grad());
   const auto weight = torch::randn({3, 8}, torch::requires_grad());
+  const auto calls_before = onednn_linear_calls();
   const auto trained = linear_in_precision(x, weight, torch::Tensor());
   REQUIRE(trained.requires_grad());
+  CHECK(onednn_linear_calls() == calls_before);  // autograd: LibTorch's product
   trained.sum().backward();
   CHECK(weight.grad().defined());
   torch::NoGradGuard no_grad;
-  CHECK(torch::allclose(linear_in_precision(x, weight, torch::Tensor()), trained, 1e-5, 1e-5));
+  const auto inferred = linear_in_precision(x, weight, torch::Tensor());
+  CHECK(torch::allclose(inferred, trained, 1e-5, 1e-5));
+  CHECK(onednn_linear_calls() == calls_before + (onednn_fp32_gemm_enabled() ? 1 : 0));
 }
 
 TEST_CASE("int8 linear is within quantization error of fp32", "[precision][int8]") {

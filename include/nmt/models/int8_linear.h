@@ -1,10 +1,12 @@
 #pragma once
 // Dynamic int8 Linear layers for inference (--precision int8), through oneDNN's
-// s8 x s8 -> s32 GEMM (VNNI on this CPU):
+// s8 x s8 -> s32 GEMM (AVX512-VNNI):
 //  - weights: symmetric per-output-row int8, quantized once (a LibTorch kQInt8
 //    per-channel tensor, which carries its own scales);
 //  - inputs: symmetric per-row int8, quantized at every call from the row's max |x|;
 //  - the int32 sums are scaled back to fp32 and the fp32 bias added.
+// The fp32 weights stay registered as the module's parameters (a quantized tensor cannot
+// replace a parameter's data), so int8 saves no memory; it is for speed.
 // LibTorch's own dynamic quantized Linear needs FBGEMM, which Debian's build lacks.
 #include <torch/types.h>
 

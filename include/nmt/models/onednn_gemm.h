@@ -15,8 +15,9 @@ namespace nmt {
 /// NMT_FP32_GEMM is not "blas" (read once).
 bool onednn_fp32_gemm_enabled();
 
-/// "onednn" or "blas": what fp32 inference products use (for the tools' logs).
-const char* fp32_gemm_name();
+/// How many products onednn_linear has computed in this process (tests check the
+/// dispatch with it: oneDNN's and OpenBLAS's results can be bit-identical).
+int64_t onednn_linear_calls();
 
 /// x W^T + b through dnnl_sgemm. x: [N, in] fp32 on the CPU; weight: [out, in] fp32;
 /// bias: [out] or undefined. Not differentiable: for inference only (the caller checks).

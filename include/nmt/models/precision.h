@@ -20,7 +20,7 @@ enum class Precision { fp32, bf16, int8 };
 /// The --precision help text the tools share.
 inline constexpr const char* kPrecisionHelp =
     "fp32 (default, exact); bf16: matrix products in bfloat16 (needs AVX512-BF16); int8: dynamic "
-    "int8 Linear layers (needs AVX512-VNNI or AVX-VNNI). Transformer only; speed and BLEU of each "
+    "int8 Linear layers (needs AVX512-VNNI). Transformer only; speed and BLEU of each "
     "in bench/RESULTS.md";
 
 /// "fp32" / "bf16" / "int8"; anything else throws nmt::Error listing them.
@@ -69,7 +69,9 @@ torch::Tensor linear_in_precision(const torch::Tensor& x, const torch::Tensor& w
 /// linear_in_precision for any [..., in] input -> [..., out], through a single GEMM that
 /// adds the bias. (LibTorch 1.13 runs a Linear on a 3-D input as matmul plus a separate
 /// bias pass over the output; flattening to 2-D lets the GEMM add it.) Every model's
-/// Linear layers go through here, so precision and the oneDNN path apply to all of them.
+/// Linear layers go through here, so precision and the oneDNN path apply to all of them
+/// (the nn::GRU layers of the encoders and of the GRU family's decoder do not: their
+/// products stay inside LibTorch).
 torch::Tensor apply_linear(torch::nn::Linear& linear, const torch::Tensor& x);
 /// The same for a bare weight [out, in] and bias [out] (or undefined).
 torch::Tensor apply_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);

@@ -68,7 +68,7 @@ AttentionState AttentionSeq2Seq::make_state(const EncoderOutput& encoded) {
   state.memory = encoded.memory;
   state.source_mask = encoded.source_mask;
   state.keys = attention_->project_keys(encoded.memory);
-  state.hidden = torch::tanh(bridge_(encoded.extra.at("final"))).view({B, config_.rnn.layers, config_.rnn.hidden_dim});
+  state.hidden = torch::tanh(apply_linear(bridge_, encoded.extra.at("final"))).view({B, config_.rnn.layers, config_.rnn.hidden_dim});
   if (config_.rnn.input_feeding) state.feed = torch::zeros({B, config_.rnn.hidden_dim}, encoded.memory.options());
   return state;
 }

@@ -38,7 +38,7 @@ EncoderOutput GruSeq2Seq::encode(const torch::Tensor& source) {
 
 torch::Tensor GruSeq2Seq::initial_hidden(const torch::Tensor& context) {
   // [B, L*H] -> [L, B, H]
-  return torch::tanh(bridge_(context))
+  return torch::tanh(apply_linear(bridge_, context))
       .view({context.size(0), config_.rnn.layers, config_.rnn.hidden_dim})
       .transpose(0, 1)
       .contiguous();

@@ -4,6 +4,8 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "nmt/base/error.h"
 #include "nmt/models/int8_linear.h"
@@ -138,16 +140,20 @@ void TransformerModel::set_inference_precision(Precision precision) {
   auto convert = [&](const torch::Tensor& weight) {
     return quantize ? quantize_weight_int8(weight) : weight.detach().to(torch::kBFloat16);
   };
-  inference_output_weight_ = convert(output_weight());
-  for (const auto& module : modules(/*include_self=*/false)) {
-    auto* linear = dynamic_cast<torch::nn::LinearImpl*>(module.get());
-    if (linear == nullptr) continue;
+  // Everything is converted before anything is replaced: a failure leaves the model fp32.
+  auto output_weight_copy = convert(output_weight());
+  std::vector<std::pair<torch::nn::LinearImpl*, torch::Tensor>> converted;
+  for (const auto& module : modules(/*include_self=*/false))
+    if (auto* linear = dynamic_cast<torch::nn::LinearImpl*>(module.get()))
+      converted.emplace_back(linear, convert(linear->weight));
+  inference_output_weight_ = std::move(output_weight_copy);
+  for (auto& [linear, weight] : converted) {
     if (quantize) {
       // A quantized tensor cannot take a float parameter's place (set_data), so the
       // member that apply_linear reads is replaced; the biases stay fp32.
-      linear->weight = convert(linear->weight);
+      linear->weight = std::move(weight);
     } else {
-      linear->weight.set_data(convert(linear->weight));
+      linear->weight.set_data(weight);
       if (linear->bias.defined()) linear->bias.set_data(linear->bias.to(torch::kBFloat16));
     }
   }

@@ -1,7 +1,7 @@
 #pragma once
-// One GRUCell step whose two GEMMs go through apply_linear at inference, so decoding the
-// RNN families uses the same matrix-product path (oneDNN fp32) as the Transformer.
-// Training (grad mode on) calls the module itself: autograd and its numbers are untouched.
+// One GRUCell step whose two GEMMs go through apply_linear at inference, so the attention
+// family's decoder uses the same matrix-product path (oneDNN fp32) as the Transformer.
+// Training (grad mode on) calls the module itself, so autograd is the module's.
 #include <torch/nn/modules/rnn.h>
 #include <torch/types.h>
 
