@@ -26,11 +26,17 @@ GemmS8Function gemm_s8() {
   return function;
 }
 
-// Each row of x [rows, in] to int8 with its own scale max|x| / 127 (1 for a zero row).
-// LibTorch's vectorised kernels: these inputs are small next to the outputs.
-std::pair<torch::Tensor, torch::Tensor> quantize_rows(const torch::Tensor& x) {
+// Symmetric int8 scale of each row of x [rows, in]: max|x| / 127 (1 for a zero row).
+// Weights and inputs are quantized alike.
+torch::Tensor row_scales(const torch::Tensor& x) {
   const auto largest = x.abs().amax(1);
-  const auto scales = torch::where(largest > 0, largest / 127.0f, torch::ones_like(largest));
+  return torch::where(largest > 0, largest / 127.0f, torch::ones_like(largest));
+}
+
+// Each row of x to int8 with its own scale. LibTorch's vectorised kernels: these inputs
+// are small next to the outputs.
+std::pair<torch::Tensor, torch::Tensor> quantize_rows(const torch::Tensor& x) {
+  const auto scales = row_scales(x);
   return {x.div(scales.unsqueeze(1)).round_().to(torch::kChar), scales};
 }
 
@@ -52,8 +58,7 @@ bool onednn_int8_gemm_available() { return gemm_s8() != nullptr; }
 
 torch::Tensor quantize_weight_int8(const torch::Tensor& weight) {
   const auto w = weight.detach().to(torch::kFloat).contiguous();
-  const auto largest = std::get<0>(w.abs().max(1));
-  const auto scales = torch::where(largest > 0, largest / 127.0, torch::ones_like(largest)).to(torch::kDouble);
+  const auto scales = row_scales(w).to(torch::kDouble);
   const auto zero_points = torch::zeros({w.size(0)}, torch::kLong);
   return torch::quantize_per_channel(w, scales, zero_points, 0, torch::kQInt8);
 }

@@ -31,6 +31,27 @@ bool cpu_has_vnni() {
 #endif
 }
 
+// Why `precision` cannot run (well) on `device`, or "" when it can: the one place both
+// precision_supported() and require_precision_support() ask.
+std::string unsupported_reason(Precision precision, const torch::Device& device) {
+  switch (precision) {
+    case Precision::fp32: return "";
+    case Precision::bf16:
+      if (!device.is_cpu()) return "";  // CUDA: accepted unchecked (untested)
+      if (!cpu_has_native_bf16())
+        return "bf16 needs a CPU with AVX512-BF16 (this one lacks it; it would run slower than fp32): use fp32";
+      if (!torch::hasMKLDNN()) return "bf16 needs LibTorch built with oneDNN (MKL-DNN); this build has none: use fp32";
+      return "";
+    case Precision::int8:
+      if (!device.is_cpu()) return "int8 inference runs on the CPU only: use fp32 or bf16 on " + device.str();
+      if (!cpu_has_vnni()) return "int8 needs a CPU with AVX512-VNNI (this one lacks it): use fp32";
+      if (!onednn_int8_gemm_available())
+        return "int8 needs oneDNN's int8 GEMM (dnnl_gemm_s8s8s32), not found in this LibTorch: use fp32";
+      return "";
+  }
+  return "unknown precision";
+}
+
 }  // namespace
 
 Precision parse_precision(const std::string& name) {
@@ -52,12 +73,7 @@ std::string precision_name(Precision precision) {
 std::vector<std::string> precision_names() { return {"fp32", "bf16", "int8"}; }
 
 bool precision_supported(Precision precision, const torch::Device& device) {
-  switch (precision) {
-    case Precision::fp32: return true;
-    case Precision::bf16: return !device.is_cpu() || (cpu_has_native_bf16() && torch::hasMKLDNN());
-    case Precision::int8: return device.is_cpu() && cpu_has_vnni() && onednn_int8_gemm_available();
-  }
-  return false;
+  return unsupported_reason(precision, device).empty();
 }
 
 Precision resolve_training_precision(const std::string& name, const std::string& arch,
@@ -76,20 +92,8 @@ Precision resolve_training_precision(const std::string& name, const std::string&
 }
 
 void require_precision_support(Precision precision, const torch::Device& device) {
-  if (precision == Precision::int8) {
-    if (!device.is_cpu()) throw Error("int8 inference runs on the CPU only: use fp32 or bf16 on " + device.str());
-    if (!cpu_has_vnni())
-      throw Error("int8 needs a CPU with AVX512-VNNI (this one lacks it): use fp32");
-    if (!onednn_int8_gemm_available())
-      throw Error("int8 needs oneDNN's int8 GEMM (dnnl_gemm_s8s8s32), not found in this LibTorch: use fp32");
-    return;
-  }
-  if (precision != Precision::bf16 || !device.is_cpu()) return;
-  if (!cpu_has_native_bf16())
-    throw Error("bf16 needs a CPU with AVX512-BF16 (this one lacks it; it would run slower than "
-                "fp32): use fp32");
-  if (!torch::hasMKLDNN())
-    throw Error("bf16 needs LibTorch built with oneDNN (MKL-DNN); this build has none: use fp32");
+  const auto reason = unsupported_reason(precision, device);
+  if (!reason.empty()) throw Error(reason);
 }
 
 Bf16ComputeScope::Bf16ComputeScope(bool enabled) : previous_(bf16_compute) {

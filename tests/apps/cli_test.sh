@@ -44,22 +44,20 @@ grep -q '"token_log_probs"' "$WORK/out.jsonl" || fail "jsonl lacks token scores"
 # Streaming (--batch-size 1) gives the same text as batched translation.
 "$BIN/nmt-translate" --model "$MODEL" --beam 3 --batch-size 1 --threads 1 --quiet <"$WORK/input.txt" \
   2>/dev/null | cmp -s - "$WORK/out.txt" || fail "streaming output differs from batched output"
-# --precision bf16: 4 lines out, or (on a CPU without AVX512-BF16) a clear refusal.
-if grep -qw avx512_bf16 /proc/cpuinfo; then
-  "$BIN/nmt-translate" --model "$MODEL" --beam 3 --precision bf16 --threads 1 --quiet <"$WORK/input.txt" \
-    >"$WORK/bf16.txt" 2>/dev/null || fail "translate --precision bf16 failed"
-  [ "$(wc -l <"$WORK/bf16.txt")" -eq 4 ] || fail "bf16 did not write 4 lines"
-else
-  expect_error "AVX512-BF16" "$BIN/nmt-translate" --model "$MODEL" --precision bf16 <"$WORK/input.txt"
-fi
-# --precision int8 the same, on a CPU with AVX512-VNNI.
-if grep -qw avx512_vnni /proc/cpuinfo; then
-  "$BIN/nmt-translate" --model "$MODEL" --beam 3 --precision int8 --threads 1 --quiet <"$WORK/input.txt" \
-    >"$WORK/int8.txt" 2>/dev/null || fail "translate --precision int8 failed"
-  [ "$(wc -l <"$WORK/int8.txt")" -eq 4 ] || fail "int8 did not write 4 lines"
-else
-  expect_error "VNNI" "$BIN/nmt-translate" --model "$MODEL" --precision int8 <"$WORK/input.txt"
-fi
+# check_precision NAME CPUINFO_FLAG REFUSAL: --precision NAME writes 4 lines on a CPU
+# with the flag, and elsewhere is refused with a message containing REFUSAL.
+check_precision() {
+  local name=$1 flag=$2 refusal=$3
+  if grep -qw "$flag" /proc/cpuinfo; then
+    "$BIN/nmt-translate" --model "$MODEL" --beam 3 --precision "$name" --threads 1 --quiet <"$WORK/input.txt" \
+      >"$WORK/$name.txt" 2>/dev/null || fail "translate --precision $name failed"
+    [ "$(wc -l <"$WORK/$name.txt")" -eq 4 ] || fail "$name did not write 4 lines"
+  else
+    expect_error "$refusal" "$BIN/nmt-translate" --model "$MODEL" --precision "$name" <"$WORK/input.txt"
+  fi
+}
+check_precision bf16 avx512_bf16 "AVX512-BF16"
+check_precision int8 avx512_vnni "AVX512-VNNI"
 expect_error "--precision" "$BIN/nmt-translate" --model "$MODEL" --precision fp16 </dev/null
 
 # Scoring.
