@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Steady-state training throughput (target tokens/s), peak memory and the validation loss
-# after STEPS updates, for each preset on Multi30k de->en, 2 threads, in fp32 and (the
-# Transformer) in bf16 mixed precision. Prints a Markdown table; the ratio column compares
+# after STEPS updates, for each preset on Multi30k de->en, 2 threads, in fp32 and in bf16
+# mixed precision. Prints a Markdown table; the ratio column compares
 # each bf16 row with the fp32 row of the same preset in this run.
 # Usage: bench/train_throughput.sh [STEPS] [PRESET ...]   (default 40; gru attention transformer)
 # Needs ../shared/data/multi30k (or MULTI30K) and a build. Records OPENBLAS_CORETYPE.
@@ -17,8 +17,7 @@ echo
 echo "| preset | precision | parameters | target tokens/s (reports after the first) | ratio to fp32 | valid loss | peak RSS (MiB) |"
 echo "|---|---|---:|---:|---:|---:|---:|"
 for preset in "${PRESETS[@]}"; do
-  precisions=(fp32)
-  [ "$preset" = transformer ] && precisions+=(bf16)
+  precisions=(fp32 bf16)
   fp32_rate=
   for precision in "${precisions[@]}"; do
     dir=$WORK/$preset-$precision

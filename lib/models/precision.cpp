@@ -76,12 +76,11 @@ bool precision_supported(Precision precision, const torch::Device& device) {
   return unsupported_reason(precision, device).empty();
 }
 
-Precision resolve_training_precision(const std::string& name, const std::string& arch,
-                                     const torch::Device& device) {
+Precision resolve_training_precision(const std::string& name, const torch::Device& device) {
   if (name == "auto") {
     // CUDA stays fp32 under auto: its bf16 path is untested here.
     const bool native = device.is_cpu() && precision_supported(Precision::bf16, device);
-    return arch == "transformer" && native ? Precision::bf16 : Precision::fp32;
+    return native ? Precision::bf16 : Precision::fp32;
   }
   const auto precision = parse_precision(name);
   if (precision == Precision::int8)

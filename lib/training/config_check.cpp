@@ -9,9 +9,6 @@ namespace nmt {
 void check_config(const Config& config) {
   config.validate();
   validate_model_config(config.model);
-  if (config.train.precision == "bf16" && config.model.arch != "transformer")
-    throw Error("invalid config: train.precision bf16 is implemented for the transformer family only, not " +
-                config.model.arch);
   if (config.train.metric == "loss") return;
   try {
     find_metric(config.train.metric);

@@ -232,7 +232,7 @@ bool prepare(Run& run) {
   if (options.resume && !resuming) throw Error("--resume: no " + run.path("last.pt") + " to resume from");
   if (resuming) resume(run);
   else start_fresh(run);
-  run.precision = resolve_training_precision(run.config.train.precision, run.config.model.arch, run.device);
+  run.precision = resolve_training_precision(run.config.train.precision, run.device);
   load_data(run);
   return resuming;
 }

@@ -1,6 +1,6 @@
 // Reduced precision (nmt/models/precision.h): bf16 inference converts the Transformer's
-// Linear weights once and stays close to fp32; mixed-precision training keeps fp32
-// master weights and fp32 gradients; what is not implemented says so.
+// Linear weights once and stays close to fp32; mixed-precision training (every family)
+// keeps fp32 master weights and fp32 gradients; what is not implemented says so.
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
@@ -28,6 +28,15 @@ ModelConfig small_transformer() {
   return config;
 }
 
+// The same small shape in any family (the RNN fields are ignored by the Transformer).
+ModelConfig small_model(const std::string& arch) {
+  auto config = small_transformer();
+  config.arch = arch;
+  config.rnn.embedding_dim = 8;
+  config.rnn.hidden_dim = 8;
+  return config;
+}
+
 const auto kSource = [] { return torch::tensor({{5, 6, 7, 8, 3}, {9, 10, 3, 0, 0}}, torch::kLong); };
 const auto kInput = [] { return torch::tensor({{2, 11, 12, 13}, {2, 14, 15, 16}}, torch::kLong); };
 
@@ -48,7 +57,7 @@ TEST_CASE("precision names parse and unknown ones are refused", "[precision]") {
   CHECK_THROWS_WITH(parse_precision("fp16"), Catch::Contains("fp32, bf16 or int8"));
   CHECK(precision_name(Precision::bf16) == "bf16");
   CHECK(precision_name(Precision::int8) == "int8");
-  CHECK_THROWS_WITH(resolve_training_precision("int8", "transformer", torch::kCPU),
+  CHECK_THROWS_WITH(resolve_training_precision("int8", torch::kCPU),
                     Catch::Contains("inference only"));
 }
 
@@ -103,19 +112,18 @@ TEST_CASE("int8 inference quantizes the Transformer once and stays near fp32", "
 }
 
 TEST_CASE("bf16 and int8 inference are refused for the RNN families", "[precision]") {
-  auto config = small_transformer();
-  config.arch = "attention";
-  config.rnn.embedding_dim = 8;
-  config.rnn.hidden_dim = 8;
-  auto model = build_model(config);
+  auto model = build_model(small_model("attention"));
   model->set_inference_precision(Precision::fp32);
   CHECK_THROWS_WITH(model->set_inference_precision(Precision::bf16), Catch::Contains("transformer family only"));
   CHECK_THROWS_WITH(model->set_inference_precision(Precision::int8), Catch::Contains("transformer family only"));
 }
 
-TEST_CASE("mixed-precision training keeps fp32 weights and gradients near fp32", "[precision]") {
+TEST_CASE("mixed-precision training keeps fp32 weights and gradients near fp32, in every family",
+          "[precision]") {
+  const std::string arch = GENERATE(as<std::string>{}, "transformer", "attention", "gru");
+  INFO(arch);
   torch::manual_seed(12);
-  auto model = build_model(small_transformer());
+  auto model = build_model(small_model(arch));
   model->train();
   const auto target = torch::tensor({{11, 12, 13, 3}, {14, 15, 16, 3}}, torch::kLong);
   auto loss_of = [&](bool low) {

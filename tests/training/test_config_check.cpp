@@ -30,23 +30,19 @@ TEST_CASE("the check covers the family and the ranges", "[config]") {
   CHECK_THROWS_WITH(check_config(config), Catch::Contains("train.accumulate"));
 }
 
-TEST_CASE("train.precision: fp32, bf16 for the Transformer, or auto", "[config][precision]") {
+TEST_CASE("train.precision: fp32, bf16 or auto, for every family", "[config][precision]") {
   Config config;
-  config.model.arch = "transformer";
-  for (const char* precision : {"fp32", "bf16", "auto"}) {
-    config.train.precision = precision;
-    CHECK_NOTHROW(check_config(config));
+  for (const char* arch : {"transformer", "attention", "gru"}) {
+    config.model.arch = arch;
+    for (const char* precision : {"fp32", "bf16", "auto"}) {
+      config.train.precision = precision;
+      CHECK_NOTHROW(check_config(config));
+    }
   }
   config.train.precision = "fp16";
   CHECK_THROWS_WITH(check_config(config), Catch::Contains("train.precision must be fp32, bf16 or auto"));
-  config.model.arch = "gru";
-  config.train.precision = "bf16";
-  CHECK_THROWS_WITH(check_config(config), Catch::Contains("transformer family only"));
-  config.train.precision = "auto";  // resolves to fp32 for the RNNs
-  CHECK_NOTHROW(check_config(config));
   const torch::Device cpu(torch::kCPU);
-  CHECK(resolve_training_precision("auto", "gru", cpu) == Precision::fp32);
-  CHECK(resolve_training_precision("fp32", "transformer", cpu) == Precision::fp32);
-  CHECK(resolve_training_precision("auto", "transformer", cpu) ==
+  CHECK(resolve_training_precision("fp32", cpu) == Precision::fp32);
+  CHECK(resolve_training_precision("auto", cpu) ==
         (precision_supported(Precision::bf16, cpu) ? Precision::bf16 : Precision::fp32));
 }

@@ -65,9 +65,9 @@ struct TrainConfig {
   double weight_decay = 0.0;         ///< L2 penalty in Adam
   double clip_norm = 1.0;            ///< gradient clipping by global norm (0 = off)
   double label_smoothing = 0.1;      ///< label smoothing epsilon (spread over the ids that can be targets)
-  std::string precision = "fp32";    ///< fp32 | bf16: mixed precision, the Transformer's matrix products
+  std::string precision = "fp32";    ///< fp32 | bf16: mixed precision, the Linear layers' matrix products
                                      ///< in bfloat16 with fp32 weights, loss and optimiser (AVX512-BF16)
-                                     ///< | auto: bf16 where that applies, else fp32
+                                     ///< | auto: bf16 where the CPU has AVX512-BF16, else fp32
   int64_t max_steps = 0;             ///< stop after this many updates (0 = no limit)
   int64_t max_epochs = 0;            ///< stop after this many epochs (0 = no limit)
   double max_time_minutes = 0;       ///< stop after this wall time (0 = no limit)

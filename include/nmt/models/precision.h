@@ -5,6 +5,9 @@
 //  - Inference (Seq2SeqModel::set_inference_precision): weights are converted once.
 //  - Training (Bf16ComputeScope): fp32 master weights; each forward casts them, and
 //    autograd casts the gradients back, so the optimiser updates fp32 parameters.
+//    The RNN families too: their Linear layers and the attention decoder's GRU cells
+//    (cast again at every time step; a cast cache would sum the steps' gradients in
+//    bf16), while their nn::GRU layers (encoders, the GRU family's decoder) stay fp32.
 // Only where the CPU multiplies bf16 natively (AVX512-BF16); elsewhere oneDNN emulates
 // it, slower than fp32, so it is refused (require_precision_support).
 #include <torch/nn/modules/linear.h>
@@ -32,10 +35,9 @@ std::vector<std::string> precision_names();
 bool precision_supported(Precision precision, const torch::Device& device);
 
 /// train.precision: "fp32", "bf16" (checked: require_precision_support) or "auto": bf16
-/// for the Transformer on a CPU that multiplies bf16 natively, fp32 otherwise. int8 is
-/// for inference only (an error here).
-Precision resolve_training_precision(const std::string& name, const std::string& arch,
-                                     const torch::Device& device);
+/// on a CPU that multiplies bf16 natively, fp32 otherwise (any family: bf16 applies to
+/// the products that go through apply_linear). int8 is for inference only (an error here).
+Precision resolve_training_precision(const std::string& name, const torch::Device& device);
 
 /// Throws nmt::Error when `precision` would be slow or unsupported on `device` (a CPU
 /// without AVX512-BF16 for bf16, without VNNI or oneDNN's int8 GEMM for int8). CUDA:
