@@ -17,9 +17,8 @@ echo
 echo "| preset | precision | parameters | target tokens/s (reports after the first) | ratio to fp32 | valid loss | peak RSS (MiB) |"
 echo "|---|---|---:|---:|---:|---:|---:|"
 for preset in "${PRESETS[@]}"; do
-  precisions=(fp32 bf16)
   fp32_rate=
-  for precision in "${precisions[@]}"; do
+  for precision in fp32 bf16; do
     dir=$WORK/$preset-$precision
     /usr/bin/time -v -o "$WORK/time.txt" build/bin/nmt-train --config "configs/$preset.json" \
       --train-src "$DATA/train.de" --train-tgt "$DATA/train.en" --valid-src "$DATA/val.de" --valid-tgt "$DATA/val.en" \

@@ -5,9 +5,11 @@
 //  - Inference (Seq2SeqModel::set_inference_precision): weights are converted once.
 //  - Training (Bf16ComputeScope): fp32 master weights; each forward casts them, and
 //    autograd casts the gradients back, so the optimiser updates fp32 parameters.
-//    The RNN families too: their Linear layers and the attention decoder's GRU cells
-//    (cast again at every time step; a cast cache would sum the steps' gradients in
-//    bf16), while their nn::GRU layers (encoders, the GRU family's decoder) stay fp32.
+//    The RNN families too, for their Linear layers (those of the attention decoder are
+//    cast again at every time step; a cast cache would sum the steps' gradients in bf16).
+//    What stays fp32 in training: the nn::GRU layers (encoders, the GRU family's
+//    decoder) and the attention decoder's GRU cells (gru_cell_step calls the module
+//    under grad mode).
 // Only where the CPU multiplies bf16 natively (AVX512-BF16); elsewhere oneDNN emulates
 // it, slower than fp32, so it is refused (require_precision_support).
 #include <torch/nn/modules/linear.h>
