@@ -7,9 +7,8 @@
 //    autograd casts the gradients back, so the optimiser updates fp32 parameters.
 //    The RNN families too, for their Linear layers (those of the attention decoder are
 //    cast again at every time step; a cast cache would sum the steps' gradients in bf16).
-//    What stays fp32 in training: the nn::GRU layers (encoders, the GRU family's
-//    decoder) and the attention decoder's GRU cells (gru_cell_step calls the module
-//    under grad mode).
+//    The attention decoder's GRU cells too (gru_cell_step). What stays fp32 in
+//    training: the nn::GRU layers (the encoders, the GRU family's decoder).
 // Only where the CPU multiplies bf16 natively (AVX512-BF16); elsewhere oneDNN emulates
 // it, slower than fp32, so it is refused (require_precision_support).
 #include <torch/nn/modules/linear.h>
