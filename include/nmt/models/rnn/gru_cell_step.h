@@ -1,8 +1,8 @@
 #pragma once
 // One GRUCell step whose two GEMMs go through apply_linear, so the attention family's
-// decoder uses the same matrix-product path as the Transformer: oneDNN fp32 or bf16 at
-// inference, bf16 under a Bf16ComputeScope in training. Training in fp32 (grad mode on,
-// no scope) calls the module itself, so autograd and its sums are the module's.
+// decoder uses the same matrix-product path as the Transformer: oneDNN fp32 at inference
+// (RNN inference has no bf16 yet), bf16 under a Bf16ComputeScope in training. Training in
+// fp32 (grad mode on, no scope) calls the module itself, so autograd is the module's.
 #include <torch/nn/modules/rnn.h>
 #include <torch/types.h>
 
