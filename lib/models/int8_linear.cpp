@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "nmt/base/cpu_features.h"
 #include "nmt/base/error.h"
 
 namespace nmt {
@@ -26,17 +27,23 @@ GemmS8Function gemm_s8() {
   return function;
 }
 
-// Symmetric int8 scale of each row of x [rows, in]: max|x| / 127 (1 for a zero row).
-// Weights and inputs are quantized alike.
-torch::Tensor row_scales(const torch::Tensor& x) {
+// Symmetric scale of each row of x [rows, in] onto -levels..levels: max|x| / levels
+// (1 for a zero row).
+torch::Tensor row_scales(const torch::Tensor& x, int levels) {
   const auto largest = x.abs().amax(1);
-  return torch::where(largest > 0, largest / 127.0f, torch::ones_like(largest));
+  return torch::where(largest > 0, largest / static_cast<float>(levels), torch::ones_like(largest));
 }
+
+// The weights' range. Without VNNI, oneDNN's s8s8 GEMM shifts the inputs to u8 and
+// multiplies with vpmaddubsw, whose 16-bit sums of two products saturate when
+// 255 x |w| x 2 > 32767: weights within -63..63 can never saturate it (measured exact
+// against an int64 reference; full-range weights were off by up to 7e5 in the sums).
+int weight_levels() { return cpu_features().avx512_vnni ? 127 : 63; }
 
 // Each row of x to int8 with its own scale. LibTorch's vectorised kernels: these inputs
 // are small next to the outputs.
 std::pair<torch::Tensor, torch::Tensor> quantize_rows(const torch::Tensor& x) {
-  const auto scales = row_scales(x);
+  const auto scales = row_scales(x, 127);
   return {x.div(scales.unsqueeze(1)).round_().to(torch::kChar), scales};
 }
 
@@ -58,7 +65,7 @@ bool onednn_int8_gemm_available() { return gemm_s8() != nullptr; }
 
 torch::Tensor quantize_weight_int8(const torch::Tensor& weight) {
   const auto w = weight.detach().to(torch::kFloat).contiguous();
-  const auto scales = row_scales(w).to(torch::kDouble);
+  const auto scales = row_scales(w, weight_levels()).to(torch::kDouble);
   const auto zero_points = torch::zeros({w.size(0)}, torch::kLong);
   return torch::quantize_per_channel(w, scales, zero_points, 0, torch::kQInt8);
 }

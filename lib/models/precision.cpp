@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "nmt/base/cpu_features.h"
 #include "nmt/base/error.h"
 #include "nmt/models/int8_linear.h"
 #include "nmt/models/onednn_gemm.h"
@@ -11,25 +12,10 @@ namespace {
 
 thread_local bool bf16_compute = false;
 
-bool cpu_has_native_bf16() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512bf16");
-#else
-  return false;
-#endif
-}
+bool cpu_has_native_bf16() { return cpu_features().avx512_bf16; }
 
-bool cpu_has_vnni() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  // AVX512-VNNI only: oneDNN 2.6's int8 GEMM on AVX-VNNI (256-bit) was not tried, and
-  // without VNNI its AVX2 kernels can saturate 16-bit intermediate sums.
-  return __builtin_cpu_supports("avx512vnni");
-#else
-  return false;
-#endif
-}
+// AVX512-VNNI only: oneDNN 2.6's int8 GEMM on AVX-VNNI (256-bit) was not tried.
+bool cpu_has_vnni() { return cpu_features().avx512_vnni; }
 
 // Why `precision` cannot run (well) on `device`, or "" when it can: the one place both
 // precision_supported() and require_precision_support() ask.

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include "nmt/base/cpu_features.h"
 #include "nmt/models/int8_linear.h"
 #include "nmt/models/onednn_gemm.h"
 #include "nmt/models/precision.h"
@@ -66,6 +67,7 @@ TEST_CASE("int8 linear is within quantization error of fp32", "[precision][int8]
     WARN("not checked: oneDNN's int8 GEMM not found");
     return;
   }
+  INFO("CPU: " << describe_cpu_features());
   torch::manual_seed(4);
   for (const int64_t rows : {1, 5, 64}) {
     const auto x = torch::randn({rows, 256});
@@ -76,13 +78,39 @@ TEST_CASE("int8 linear is within quantization error of fp32", "[precision][int8]
     const auto exact = torch::nn::functional::linear(x, weight, bias);
     const auto low = int8_linear(x, qweight, bias);
     INFO("rows " << rows);
-    // Each product's relative error is about 2^-7 per operand; summed over 256 terms of
-    // random sign, the error grows like sqrt(256) times one term's.
+    // Each product's relative error is about 2^-7 per operand (2^-6 for the weights
+    // without VNNI); summed over 256 terms of random sign, the error grows like sqrt(256)
+    // times one term's.
     const double error = (low - exact).abs().max().item<double>();
     const double scale = (exact - bias).abs().max().item<double>();
     CHECK(error > 0);
-    CHECK(error < 0.03 * scale);
+    CHECK(error < (cpu_features().avx512_vnni ? 0.03 : 0.05) * scale);
     // A zero row stays exactly the bias (its scale is 1, not 0 / 127).
     CHECK(torch::equal(int8_linear(torch::zeros({1, 256}), qweight, bias)[0], bias));
   }
+}
+
+// The integer sums themselves must be exact: the same quantized operands multiplied in
+// fp32 give the same result up to float rounding. A GEMM whose intermediate sums saturate
+// (AVX2's vpmaddubsw with full-range weights) is off by far more than rounding.
+TEST_CASE("int8 linear sums the quantized products exactly", "[precision][int8]") {
+  if (!onednn_int8_gemm_available()) {
+    WARN("not checked: oneDNN's int8 GEMM not found");
+    return;
+  }
+  INFO("CPU: " << describe_cpu_features());
+  torch::manual_seed(5);
+  // Heavy-tailed rows: many inputs near their row's maximum, the case that saturates.
+  const auto x = torch::randn({64, 512}).sign() * (0.5 + torch::rand({64, 512}));
+  const auto weight = torch::randn({200, 512}).sign() * (0.5 + torch::rand({200, 512}));
+  const auto qweight = quantize_weight_int8(weight);
+  const auto levels = qweight.int_repr().abs().max().item<int64_t>();
+  CHECK(levels == (cpu_features().avx512_vnni ? 127 : 63));
+  const auto x_scales = x.abs().amax(1, true) / 127.0;
+  const auto x_quantized = (x / x_scales).round() * x_scales;
+  const auto reference = torch::nn::functional::linear(x_quantized, qweight.dequantize());
+  const auto low = int8_linear(x, qweight, torch::Tensor());
+  const double error = (low - reference).abs().max().item<double>();
+  const double scale = reference.abs().max().item<double>();
+  CHECK(error < 1e-4 * scale);
 }
