@@ -22,9 +22,20 @@ int main(int argc, char** argv) {
   app.add_option("--character-coverage", options.character_coverage,
                  "Share of characters covered (1.0 for small alphabets, 0.9995 for CJK)")
       ->capture_default_str();
+  app.add_option("--max-sentences", options.max_sentences,
+                 "Train on a uniform sample of at most N sentences of all inputs together, drawn while reading "
+                 "(bounded memory on any corpus; SentencePiece itself advises against more); 0 = all")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--seed", options.seed, "Seed of the sample: the same inputs and seed give the same tokenizer")
+      ->capture_default_str();
   return nmt::cli::run(app, common, argc, argv, [&] {
     options.threads = nmt::cli::apply_threads(common.threads);
-    nmt::train_tokenizer(options);
+    const auto report = nmt::train_tokenizer(options);
+    if (report.sentences_used < report.sentences_read)
+      std::cerr << "sampled " << report.sentences_used << " of " << report.sentences_read
+                << " sentences (--max-sentences " << options.max_sentences << ", --seed " << options.seed << ")"
+                << std::endl;
     std::cerr << "wrote " << options.model_prefix << ".model and " << options.model_prefix
               << ".vocab" << std::endl;
     return 0;

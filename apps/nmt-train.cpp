@@ -18,8 +18,19 @@ int main(int argc, char** argv) {
   double max_time = -1;
   app.add_option("--config", config_path, "JSON config (configs/*.json); flags override it")
       ->check(CLI::ExistingFile);
-  app.add_option("--train-src", options.train_source, "Training source text")->required();
-  app.add_option("--train-tgt", options.train_target, "Training target text")->required();
+  auto* train_source = app.add_option("--train-src", options.train_source,
+                                      "Training source text (prepared into --data-cache on the first start, "
+                                      "reused on later starts and resumes)");
+  auto* train_target = app.add_option("--train-tgt", options.train_target, "Training target text");
+  auto* train_data = app.add_option("--train-data", options.train_data,
+                                    "A prepared corpus (nmt-prepare) instead of --train-src/--train-tgt")
+                         ->check(CLI::ExistingFile);
+  train_source->needs(train_target)->excludes(train_data);
+  train_target->needs(train_source)->excludes(train_data);
+  app.add_option("--data-cache", options.data_cache,
+                 "Where raw training and validation text is prepared (tokenized once) and found again; "
+                 "default MODEL_DIR/data-cache, which goes with the run. Share one directory between runs "
+                 "on the same data to prepare it once");
   app.add_option("--valid-src", options.valid_source, "Validation source text")->required();
   app.add_option("--valid-tgt", options.valid_target, "Validation target text")->required();
   app.add_option("--src-spm", options.source_spm, "Source SentencePiece model (nmt-spm-train)");
@@ -55,7 +66,12 @@ int main(int argc, char** argv) {
                  "(the others wait 10x this for rank 0's validation)")
       ->group(group)
       ->capture_default_str();
+  app.callback([&] {  // during parsing: a usage error (exit 2)
+    if (options.train_source.empty() && options.train_data.empty())
+      throw CLI::RequiredError("--train-src and --train-tgt, or --train-data,");
+  });
   return nmt::cli::run(app, common, argc, argv, [&] {
+    options.prepare_threads = nmt::cli::apply_threads(common.threads);
     auto config = config_path.empty() ? nmt::Config{} : nmt::load_config(config_path);
     if (!arch.empty()) config.model.arch = arch;
     for (const auto& assignment : overrides) nmt::apply_override(config, assignment);

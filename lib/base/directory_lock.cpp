@@ -25,6 +25,16 @@ DirectoryLock::DirectoryLock(const std::string& directory) {
   }
 }
 
+DirectoryLock DirectoryLock::wait_for(const std::string& directory) {
+  DirectoryLock lock;
+  lock.fd_ = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lock.fd_ < 0) throw Error("cannot open directory " + directory + ": " + std::strerror(errno));
+  while (::flock(lock.fd_, LOCK_EX) != 0) {
+    if (errno != EINTR) throw Error("cannot lock " + directory + ": " + std::strerror(errno));
+  }
+  return lock;
+}
+
 DirectoryLock::DirectoryLock(DirectoryLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
 
 DirectoryLock& DirectoryLock::operator=(DirectoryLock&& other) noexcept {

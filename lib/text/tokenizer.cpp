@@ -3,7 +3,11 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
 #include <filesystem>
 #include <mutex>
 
@@ -209,23 +213,42 @@ void validate(const TokenizerTrainOptions& options) {
   if (options.vocab_size < 8) throw Error("vocabulary size must be at least 8");
   if (options.model_type != "bpe" && options.model_type != "unigram")
     throw Error("model type must be bpe or unigram, not " + options.model_type);
+  if (options.max_sentences < 0) throw Error("the sentence limit must be 0 (none) or more");
   if (!(options.character_coverage > 0 && options.character_coverage <= 1))
     throw Error("character coverage must be in (0, 1]");
 }
 
-std::vector<std::string> read_training_sentences(const std::vector<std::string>& inputs) {
-  std::vector<std::string> sentences;
-  for (const auto& path : inputs) {
-    auto lines = read_text_lines(path);
-    size_t kept = 0;
-    for (auto& line : lines)
-      if (line.find_first_not_of(" \t") != std::string::npos) {
-        sentences.push_back(std::move(line));
-        ++kept;
+// Non-blank lines of all inputs, streamed; beyond `limit` (0 = none) a uniform sample of
+// `limit` of them (reservoir sampling with a seeded generator: the same inputs and seed
+// give the same sample, and memory holds `limit` lines whatever the input size). Below the
+// limit every line is kept, in input order.
+std::vector<std::string> read_training_sentences(const TokenizerTrainOptions& options, TokenizerTrainReport& report) {
+  std::vector<std::string> sample;
+  std::mt19937_64 random(options.seed);
+  const auto limit = static_cast<uint64_t>(options.max_sentences);
+  for (const auto& path : options.inputs) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("cannot open " + path + ": " + std::strerror(errno));
+    std::string line;
+    long number = 0;
+    uint64_t kept = 0;
+    while (read_line(in, line)) {
+      ++number;
+      if (auto problem = utf8_problem(line); !problem.empty()) throw Error(at_line(path, number, problem));
+      if (is_blank(line)) continue;
+      ++kept;
+      const uint64_t seen = report.sentences_read++;
+      if (limit == 0 || seen < limit) {
+        sample.push_back(std::move(line));
+      } else if (const uint64_t slot = random() % (seen + 1); slot < limit) {
+        sample[slot] = std::move(line);
       }
+    }
+    if (in.bad()) throw Error("cannot read " + path + ": " + std::strerror(errno));
     if (kept == 0) throw Error("input file " + path + " is empty");
   }
-  return sentences;
+  report.sentences_used = sample.size();
+  return sample;
 }
 
 std::vector<std::pair<std::string, std::string>> trainer_flags(const TokenizerTrainOptions& o) {
@@ -257,10 +280,11 @@ std::string vocab_listing(const Tokenizer& tokenizer) {
 
 }  // namespace
 
-void train_tokenizer(const TokenizerTrainOptions& options) {
+TokenizerTrainReport train_tokenizer(const TokenizerTrainOptions& options) {
   validate(options);
+  TokenizerTrainReport report;
   TrainingInput input;
-  input.sentences = read_training_sentences(options.inputs);
+  input.sentences = read_training_sentences(options, report);
   const auto flags = trainer_flags(options);
   std::vector<const char*> keys, values;
   for (const auto& [key, value] : flags) {
@@ -279,6 +303,7 @@ void train_tokenizer(const TokenizerTrainOptions& options) {
   files.write(options.model_prefix + ".model", input.model);
   files.write(options.model_prefix + ".vocab", vocab_listing(tokenizer));
   files.commit();
+  return report;
 }
 
 }  // namespace nmt

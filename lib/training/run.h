@@ -11,6 +11,7 @@
 #include "nmt/base/directory_lock.h"
 #include "nmt/models/precision.h"
 #include "nmt/text/corpus.h"
+#include "nmt/text/prepared_corpus.h"
 #include "nmt/text/tokenizer.h"
 #include "nmt/training/distributed.h"
 #include "nmt/training/schedule.h"
@@ -38,7 +39,7 @@ struct Run {
   torch::Device device{torch::kCPU};
   Precision precision = Precision::fp32;  // train.precision resolved for this machine
   std::optional<Tokenizer> source_tokenizer, target_tokenizer;
-  EncodedCorpus train;
+  std::shared_ptr<const PreparedCorpus> train;  // read in place, never loaded
   ValidationSet valid;
   ModelPtr model;
   std::unique_ptr<torch::optim::Adam> optimizer;
@@ -61,7 +62,7 @@ void start_fresh(Run& run);
 void resume(Run& run);
 /// True when best.pt is missing, damaged or older than the best model last.pt holds.
 bool best_needs_repair(Run& run);
-/// Reads and encodes the training corpus (and on rank 0 the validation set).
+/// Opens the training corpus (prepared on first use) and on rank 0 the validation set.
 void load_data(Run& run);
 
 /// Checks that the ranks agree on config, tokenizers and corpus; gives all rank 0's weights.

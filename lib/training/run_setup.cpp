@@ -11,6 +11,8 @@
 #include "nmt/models/checkpoint.h"
 #include "nmt/models/registry.h"
 #include "nmt/decoding/translator.h"
+#include "nmt/text/batching.h"
+#include "nmt/text/corpus_cache.h"
 #include "nmt/training/config_check.h"
 #include "run.h"
 
@@ -229,23 +231,115 @@ void start_fresh(Run& run) {
   make_optimizer(run);
 }
 
-void load_data(Run& run) {
+namespace {
+
+std::string cache_directory(const Run& run) {
+  return run.options.data_cache.empty() ? run.path("data-cache") : run.options.data_cache;
+}
+
+std::shared_ptr<const PreparedCorpus> open_raw_pair(Run& run, const std::string& source, const std::string& target,
+                                                   const std::string& role) {
+  CorpusCacheRequest request;
+  request.source_path = source;
+  request.target_path = target;
+  request.source_tokenizer = &*run.source_tokenizer;
+  request.target_tokenizer = &*run.target_tokenizer;
+  request.cache_dir = cache_directory(run);
+  request.role = role;
+  request.threads = std::max(1, run.options.prepare_threads);
+  request.log = [&run](const std::string& line) { run.log->message(line); };
+  return open_cached_corpus(request);
+}
+
+// A prepared file given by the user: the tokenizers must be the ones it was made with, and
+// sources that still exist must not have changed since (they may be gone: that is fine).
+std::shared_ptr<const PreparedCorpus> open_given(Run& run, const std::string& path) {
+  auto corpus = PreparedCorpus::open(path);
+  const auto& info = corpus->info();
+  auto why = tokenizer_mismatch_reason(info, *run.source_tokenizer, *run.target_tokenizer);
+  for (const auto* recorded : {&info.source, &info.target}) {
+    if (!why.empty() || !std::filesystem::exists(recorded->path)) continue;
+    const auto now = describe_source(recorded->path);
+    if (now.bytes != recorded->bytes || now.modified_ns != recorded->modified_ns)
+      why = recorded->path + " changed since it was prepared";
+  }
+  if (!why.empty()) throw Error("cannot train on " + path + ": " + why + "; prepare it again (nmt-prepare)");
+  run.log->message("using the prepared corpus " + path + " (made from " + info.source.path + " / " +
+                   info.target.path + ")");
+  return corpus;
+}
+
+// The validation set in memory, as today: only the pairs the model can take, and their raw
+// reference lines.
+void load_validation(Run& run) {
   const auto& o = run.options;
-  const auto max_length = static_cast<size_t>(run.config.train.max_length);
-  const auto train_corpus = read_parallel_corpus(o.train_source, o.train_target);
-  run.train = encode_parallel_corpus(train_corpus, *run.source_tokenizer, *run.target_tokenizer, max_length);
-  run.log->message(describe(train_corpus, run.train, o.train_source, o.train_target, max_length));
-  if (run.train.source.empty()) throw Error("no usable training pairs in " + o.train_source);
-  if (!run.is_main()) return;  // only rank 0 validates
-  const auto valid_corpus = read_parallel_corpus(o.valid_source, o.valid_target);
+  const auto prepared = open_raw_pair(run, o.valid_source, o.valid_target, "valid");
   // A model with a position limit can neither score nor translate longer pairs.
-  const auto valid_limit = static_cast<size_t>(input_token_limit(*run.model, SearchOptions{}, 0));
-  run.valid.encoded = encode_parallel_corpus(valid_corpus, *run.source_tokenizer, *run.target_tokenizer, valid_limit);
-  for (const auto index : run.valid.encoded.kept) run.valid.references.push_back(valid_corpus.target[index]);
-  for (const auto& ids : run.valid.encoded.target)
-    run.valid.normalised_references.push_back(run.target_tokenizer->decode(ids));
-  run.log->message(describe(valid_corpus, run.valid.encoded, o.valid_source, o.valid_target, valid_limit));
-  if (run.valid.encoded.source.empty()) throw Error("no usable validation pairs in " + o.valid_source);
+  const auto limit = static_cast<size_t>(input_token_limit(*run.model, SearchOptions{}, 0));
+  const auto raw_references = read_text_lines(o.valid_target);
+  auto& encoded = run.valid.encoded;
+  encoded.empty_skipped = static_cast<long>(prepared->info().empty_skipped);
+  std::vector<int> source, target;
+  for (size_t pair = 0; pair < prepared->size(); ++pair) {
+    const auto line = prepared->line_number(pair);
+    if (limit > 0 && (prepared->source_length(pair) > limit || prepared->target_length(pair) > limit)) {
+      ++encoded.too_long_skipped;
+      continue;
+    }
+    prepared->read(pair, source, target);
+    encoded.source.push_back(source);
+    encoded.target.push_back(target);
+    encoded.line_numbers.push_back(static_cast<long>(line));
+    run.valid.references.push_back(raw_references.at(line - 1));
+    run.valid.normalised_references.push_back(run.target_tokenizer->decode(target));
+  }
+  std::string line = "validation: " + std::to_string(prepared->info().total_lines) + " lines from " +
+                     o.valid_source + " / " + o.valid_target + ": kept " + std::to_string(encoded.size()) +
+                     ", skipped " + std::to_string(encoded.empty_skipped) + " empty";
+  if (limit > 0) line += ", " + std::to_string(encoded.too_long_skipped) + " over the model's " + std::to_string(limit) + " positions";
+  run.log->message(line);
+  if (encoded.source.empty()) throw Error("no usable validation pairs in " + o.valid_source);
+}
+
+}  // namespace
+
+namespace {
+
+void load_training_corpus(Run& run) {
+  const auto& o = run.options;
+  run.train = o.train_data.empty() ? open_raw_pair(run, o.train_source, o.train_target, "train")
+                                   : open_given(run, o.train_data);
+  const auto& info = run.train->info();
+  const auto max_length = static_cast<size_t>(run.config.train.max_length);
+  const auto usable = count_within(*run.train, max_length);
+  std::string line = "training corpus: " + std::to_string(info.total_lines) + " lines, " +
+                     std::to_string(info.pairs) + " pairs (skipped " + std::to_string(info.empty_skipped) +
+                     " empty, " + std::to_string(info.too_long_skipped) + " over " +
+                     std::to_string(kMaxPreparedTokens) + " tokens)";
+  if (max_length > 0)
+    line += "; " + std::to_string(usable) + " within train.max_length " + std::to_string(max_length) + " (" +
+            std::to_string(info.pairs - usable) + " left out)";
+  run.log->message(line);
+  if (usable == 0) throw Error("no usable training pairs in " + (o.train_data.empty() ? o.train_source : o.train_data));
+}
+
+}  // namespace
+
+void load_data(Run& run) {
+  // A start that fails on its inputs leaves no directory behind: the cache directories
+  // this start creates go again, with what was prepared in them, if anything fails.
+  std::filesystem::path created;
+  for (auto path = std::filesystem::absolute(cache_directory(run)); !std::filesystem::exists(path);
+       path = path.parent_path())
+    created = path;
+  try {
+    if (run.is_main()) load_validation(run);  // first: small, and only rank 0 validates
+    load_training_corpus(run);
+  } catch (...) {
+    std::error_code ignored;
+    if (!created.empty()) std::filesystem::remove_all(created, ignored);
+    throw;
+  }
 }
 
 }  // namespace nmt::training_run

@@ -5,6 +5,8 @@
 
 #include <csignal>
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <regex>
 
@@ -151,7 +153,8 @@ std::string reached_limit(const Run& run) {
 std::string train_epoch(Run& run, TrainingLoop& loop, TrainingResult& result, int64_t& agreed_signal) {
   const auto& t = run.config.train;
   auto& p = run.progress;
-  const auto batches = make_batches(run.train, t.batch_tokens, static_cast<uint64_t>(t.seed) * 1000003ULL + p.epoch, true);
+  const auto batches = make_batches(*run.train, t.batch_tokens, static_cast<uint64_t>(t.seed) * 1000003ULL + p.epoch,
+                                    true, static_cast<size_t>(t.max_length));
   const auto count = static_cast<int64_t>(batches.size());
   const auto rank = static_cast<int64_t>(run.group->rank());
   const int64_t batches_per_update = t.accumulate * run.group->world_size();
@@ -162,7 +165,7 @@ std::string train_epoch(Run& run, TrainingLoop& loop, TrainingResult& result, in
     std::vector<Batch> group;
     for (int64_t b = p.batch_in_epoch + rank * t.accumulate;
          b < std::min(p.batch_in_epoch + (rank + 1) * t.accumulate, update_end); ++b)
-      group.push_back(collate(run.train, batches[b]));
+      group.push_back(collate(*run.train, batches.batch(static_cast<size_t>(b))));
     p.batch_in_epoch = update_end;
     const auto [loss, tokens] = update(run, group);
     result.last_train_loss = loss / static_cast<double>(tokens);
@@ -189,7 +192,7 @@ std::string train_epoch(Run& run, TrainingLoop& loop, TrainingResult& result, in
   return stop;
 }
 
-TrainingResult run_training(Run& run) {
+TrainingResult run_training(Run& run, double startup_seconds) {
   TrainingResult result;
   const auto& t = run.config.train;
   result.stop_reason = reached_limit(run);
@@ -199,6 +202,12 @@ TrainingResult run_training(Run& run) {
   auto previous_term = std::signal(SIGTERM, on_signal);
   TrainingLoop loop(t, run.progress.elapsed_seconds, run.progress.step, run.progress.epoch);
   int64_t agreed_signal = 0;
+  if (train_now) {
+    char took[32];
+    std::snprintf(took, sizeof took, "%.1f", startup_seconds);
+    run.log->message("start-up took " + std::string(took) + " s; training from step " +
+                     std::to_string(run.progress.step + 1));
+  }
   while (result.stop_reason.empty()) result.stop_reason = train_epoch(run, loop, result, agreed_signal);
   // A signal asks for a quick exit: save where we are, skip the final validation.
   if (run.is_main() && train_now) {
@@ -240,13 +249,14 @@ bool prepare(Run& run) {
 }  // namespace
 
 TrainingResult train(const TrainerOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
   Run run;
   run.options = options;
   try {
     const bool resuming = prepare(run);
     open_model_directory(run, resuming);
     synchronise_ranks(run);
-    return run_training(run);
+    return run_training(run, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   } catch (const std::exception& e) {
     if (run.log) run.log->error(e.what());  // written only once the log is open, after the checks
     throw;

@@ -15,8 +15,9 @@ double mean_nll(Seq2SeqModel& model, const EncodedCorpus& corpus, int64_t batch_
                 const torch::Device& device) {
   double nll = 0;
   int64_t tokens = 0;
-  for (const auto& indices : make_batches(corpus, batch_tokens, 0, /*shuffle=*/false)) {
-    const auto batch = collate(corpus, indices);
+  const auto plan = make_batches(corpus, batch_tokens, 0, /*shuffle=*/false);
+  for (size_t b = 0; b < plan.size(); ++b) {
+    const auto batch = collate(corpus, plan.batch(b));
     const auto logits = model.forward(batch.source.to(device), batch.target_input.to(device)).logits;
     nll += label_smoothed_loss(logits, batch.target_output.to(device), 0.0).nll.item<double>();
     tokens += batch.target_tokens;
@@ -30,7 +31,9 @@ std::vector<std::string> greedy_translations(Seq2SeqModel& model, const EncodedC
   std::vector<std::string> outputs(corpus.source.size());
   SearchOptions options;
   options.beam = 1;
-  for (const auto& indices : make_batches(corpus, batch_tokens, 0, /*shuffle=*/false)) {
+  const auto plan = make_batches(corpus, batch_tokens, 0, /*shuffle=*/false);
+  for (size_t b = 0; b < plan.size(); ++b) {
+    const auto indices = plan.batch(b);
     const auto batch = collate(corpus, indices);
     const auto hypotheses = greedy_search(model, batch.source.to(device), options);
     for (size_t row = 0; row < indices.size(); ++row)

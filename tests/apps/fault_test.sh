@@ -141,4 +141,43 @@ for _ in $(seq 100); do [ -f "$WORK/busy/config.json" ] && break; sleep 0.1; don
 expect 1 "$WORK/busy is in use by another process" "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/busy" --threads 1
 kill -TERM "$first"
 wait "$first" || fail "the first run did not stop cleanly"
+# Prepared corpora: damaged, foreign and stale files are refused by name; usage errors.
+PREP=(--src-spm "$WORK/spm.model" --tgt-spm "$WORK/spm.model")
+"$BIN/nmt-prepare" --src "$WORK/train.en" --tgt "$WORK/train.de" "${PREP[@]}" --output "$WORK/c.nmtc" 2>/dev/null
+TRAIN_PREPARED=(--config "$WORK/tiny.json" --valid-src "$WORK/valid.en" --valid-tgt "$WORK/valid.de" "${PREP[@]}"
+                --threads 1 --max-steps 1 --quiet)
+head -c 300 "$WORK/c.nmtc" >"$WORK/cut.nmtc"
+expect 1 "cut.nmtc is truncated" "$BIN/nmt-train" "${TRAIN_PREPARED[@]}" --train-data "$WORK/cut.nmtc" --model-dir "$WORK/p1"
+cp "$WORK/c.nmtc" "$WORK/flip.nmtc"
+printf '\x7f' | dd of="$WORK/flip.nmtc" bs=1 seek=500 conv=notrunc 2>/dev/null
+expect 1 "flip.nmtc is corrupted" "$BIN/nmt-train" "${TRAIN_PREPARED[@]}" --train-data "$WORK/flip.nmtc" --model-dir "$WORK/p1"
+expect 1 "is not a prepared corpus" "$BIN/nmt-train" "${TRAIN_PREPARED[@]}" --train-data "$MODEL" --model-dir "$WORK/p1"
+[ ! -e "$WORK/p1" ] || fail "a refused --train-data left $WORK/p1 behind"
+expect 2 "--train-data" "$BIN/nmt-train" "${TRAIN_PREPARED[@]}" --train-data "$WORK/c.nmtc" --train-src "$WORK/train.en" \
+  --train-tgt "$WORK/train.de" --model-dir "$WORK/p1"
+expect 2 "--train-src" "$BIN/nmt-train" "${TRAIN_PREPARED[@]}" --model-dir "$WORK/p1"
+cp "$WORK/train.en" "$WORK/changing.en"
+"$BIN/nmt-prepare" --src "$WORK/changing.en" --tgt "$WORK/train.de" "${PREP[@]}" --output "$WORK/stale.nmtc" 2>/dev/null
+echo "one more line" >>"$WORK/changing.en"
+expect 1 "changing.en changed since it was prepared" "$BIN/nmt-train" "${TRAIN_PREPARED[@]}" \
+  --train-data "$WORK/stale.nmtc" --model-dir "$WORK/p1"
+"$BIN/nmt-train" "${TRAIN_PREPARED[@]}" --train-data "$WORK/c.nmtc" --model-dir "$WORK/p2" >/dev/null 2>"$WORK/err" ||
+  { cat "$WORK/err" >&2; fail "nmt-train --train-data failed"; }
+[ -z "$(ls -A "$WORK/p2/data-cache" | grep -v '^valid-')" ] || fail "--train-data was copied into the data cache"
+
+# A disk that fills while preparing: an error naming the file, and nothing left behind.
+mkdir -p "$WORK/small-disk"
+if mount -t tmpfs -o size=8k tmpfs "$WORK/small-disk" 2>/dev/null; then
+  trap 'umount "$WORK/small-disk" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+  expect 1 "cannot write $WORK/small-disk/c.nmtc: No space left on device" "$BIN/nmt-prepare" \
+    --src "$WORK/train.en" --tgt "$WORK/train.de" "${PREP[@]}" --output "$WORK/small-disk/c.nmtc"
+  [ -z "$(ls -A "$WORK/small-disk")" ] || fail "a failed nmt-prepare left $(ls -A "$WORK/small-disk")"
+  expect 1 "No space left on device" "$BIN/nmt-train" "${TRAIN[@]}" --threads 1 --quiet \
+    --data-cache "$WORK/small-disk/cache" --model-dir "$WORK/p3"
+  [ -z "$(ls -A "$WORK/small-disk")" ] || fail "a failed nmt-train left $(ls -A "$WORK/small-disk")"
+  [ ! -e "$WORK/p3" ] || fail "a failed nmt-train created $WORK/p3"
+  umount "$WORK/small-disk"
+else
+  echo "not checked here: a disk that fills while preparing (cannot mount a tmpfs)" >&2
+fi
 echo "fault tests passed"

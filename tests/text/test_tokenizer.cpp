@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "nmt/text/corpus.h"
@@ -146,4 +147,33 @@ TEST_CASE("an 8k joint tokenizer on Multi30k round-trips the validation text", "
     }
   }
   CHECK(checked > 1900);
+}
+
+TEST_CASE("on large inputs the tokenizer trains on a seeded sample drawn while reading", "[tokenizer]") {
+  ScratchDir dir;
+  std::string corpus;
+  for (int i = 0; i < 400; ++i) corpus += "line " + std::to_string(i) + " of words and more words\n\n";
+  write_text(dir.file("corpus.txt"), corpus);
+  auto train = [&](long max_sentences, uint64_t seed, const std::string& prefix) {
+    nmt::TokenizerTrainOptions options;
+    options.inputs = {dir.file("corpus.txt")};
+    options.model_prefix = dir.file(prefix);
+    options.vocab_size = 40;
+    options.max_sentences = max_sentences;
+    options.seed = seed;
+    return nmt::train_tokenizer(options);
+  };
+  const auto sampled = train(50, 1, "a");
+  CHECK(sampled.sentences_read == 400);  // blank lines are not sentences
+  CHECK(sampled.sentences_used == 50);
+  train(50, 1, "b");
+  const auto bytes = [&](const std::string& name) {
+    std::ifstream in(dir.file(name), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  CHECK(bytes("a.model") == bytes("b.model"));  // the same inputs and seed, the same tokenizer
+  const auto everything = train(0, 1, "c");
+  CHECK(everything.sentences_used == 400);
+  CHECK(train(400, 9, "d").sentences_used == 400);
+  CHECK(bytes("c.model") == bytes("d.model"));  // at or under the limit every line counts, whatever the seed
 }

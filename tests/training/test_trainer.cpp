@@ -9,6 +9,7 @@
 
 #include "nmt/models/checkpoint.h"
 #include "nmt/base/error.h"
+#include "nmt/text/prepared_corpus.h"
 #include "support/tiny_task.h"
 
 using namespace nmt;
@@ -76,6 +77,31 @@ TEST_CASE("stopping and resuming gives the same model as an uninterrupted run", 
       check_same_parameters(dir.file("straight/last.pt"), dir.file("resumed/last.pt"));
     }
   }
+}
+
+TEST_CASE("a run on a prepared corpus equals the run on raw text bit for bit", "[trainer][prepared]") {
+  at::set_num_threads(1);
+  ScratchDir dir;
+  test::make_tiny_task(dir);
+  auto config = test::tiny_config("transformer");
+  config.train.max_length = 9;  // filtered at batch time: some pairs are left out
+  const auto raw = train(test::tiny_trainer_options(dir, config, "raw"));
+  const auto tokenizer = Tokenizer::from_file(dir.file("spm.model"));
+  PrepareOptions prepare;
+  prepare.source_path = dir.file("train.en"), prepare.target_path = dir.file("train.de");
+  prepare.output_path = dir.file("train.nmtc");
+  prepare.source_tokenizer = prepare.target_tokenizer = &tokenizer;
+  prepare.threads = 2;
+  prepare_corpus(prepare);
+  auto options = test::tiny_trainer_options(dir, config, "prepared");
+  options.train_source.clear(), options.train_target.clear();
+  options.train_data = dir.file("train.nmtc");
+  const auto prepared = train(options);
+  CHECK(prepared.last_train_loss == raw.last_train_loss);
+  check_same_parameters(dir.file("raw/last.pt"), dir.file("prepared/last.pt"));
+  // The raw run prepared its training and validation pairs into its own data cache.
+  const auto cached = std::filesystem::directory_iterator(dir.file("raw/data-cache"));
+  CHECK(std::distance(cached, std::filesystem::directory_iterator()) == 2);  // train and valid
 }
 
 TEST_CASE("training rejects bad input without touching existing checkpoints", "[trainer]") {

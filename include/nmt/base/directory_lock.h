@@ -12,6 +12,9 @@ class DirectoryLock {
   /// Locks `directory` (which must exist) or throws nmt::Error naming it when another
   /// process holds the lock.
   explicit DirectoryLock(const std::string& directory);
+  /// Waits for the lock instead: for work that others may be doing already (preparing a
+  /// shared corpus), where the second process should use the first one's result.
+  static DirectoryLock wait_for(const std::string& directory);
   DirectoryLock(DirectoryLock&& other) noexcept;
   DirectoryLock& operator=(DirectoryLock&& other) noexcept;
   DirectoryLock(const DirectoryLock&) = delete;

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "nmt/text/token_corpus.h"
+
 namespace nmt {
 
 /// Empty when `text` is valid UTF-8, else a short description such as
@@ -39,13 +41,21 @@ struct ParallelCorpus {
 /// for invalid UTF-8 (file:line) or a missing file.
 ParallelCorpus read_parallel_corpus(const std::string& source_path, const std::string& target_path);
 
-/// Sentence pairs as token ids (no bos/eos added), after length filtering.
-struct EncodedCorpus {
+/// Sentence pairs as token ids (no bos/eos added) in memory, after length filtering.
+struct EncodedCorpus final : TokenCorpus {
   std::vector<std::vector<int>> source, target;
   std::vector<long> line_numbers;
   std::vector<size_t> kept;  ///< per pair, its index in the ParallelCorpus it came from
   long too_long_skipped = 0;
   long empty_skipped = 0;
+
+  size_t size() const override { return source.size(); }
+  size_t source_length(size_t pair) const override { return source[pair].size(); }
+  size_t target_length(size_t pair) const override { return target[pair].size(); }
+  void read(size_t pair, std::vector<int>& source_ids, std::vector<int>& target_ids) const override {
+    source_ids = source[pair];
+    target_ids = target[pair];
+  }
 };
 
 class Tokenizer;

@@ -1,6 +1,7 @@
 #pragma once
 // SentencePiece tokenizer with the fixed special ids every model relies on.
 // The SentencePiece code itself lives in a plugin (see lib/spm_backend/spm_backend.h).
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -48,11 +49,20 @@ struct TokenizerTrainOptions {
   std::string model_type = "bpe";   // bpe | unigram
   double character_coverage = 1.0;
   int threads = 1;
-  long max_sentences = 0;           // 0 = all; otherwise a seeded sample of this many
+  /// Train on at most this many sentences (non-blank lines of all inputs together): a
+  /// uniform sample, drawn while reading, so memory stays bounded on any corpus. 0 = all.
+  long max_sentences = kDefaultTokenizerSentences;
+  uint64_t seed = 1;                ///< of the sample: the same inputs and seed, the same tokenizer
+  static constexpr long kDefaultTokenizerSentences = 1000000;
+};
+
+struct TokenizerTrainReport {
+  uint64_t sentences_read = 0;  ///< non-blank lines in the inputs
+  uint64_t sentences_used = 0;  ///< of them, what SentencePiece trained on
 };
 
 /// Trains a tokenizer and writes PREFIX.model / PREFIX.vocab atomically: on any
 /// failure nothing is left behind. Throws nmt::Error with a one-line reason.
-void train_tokenizer(const TokenizerTrainOptions& options);
+TokenizerTrainReport train_tokenizer(const TokenizerTrainOptions& options);
 
 }  // namespace nmt

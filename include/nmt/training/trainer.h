@@ -14,8 +14,12 @@ namespace nmt {
 
 struct TrainerOptions {
   Config config;                        ///< effective config (file + flags)
-  std::string train_source, train_target;
+  std::string train_source, train_target;  ///< raw text, prepared into data_cache on first use
+  std::string train_data;                  ///< a prepared corpus (nmt-prepare) instead of the raw pair
   std::string valid_source, valid_target;
+  /// Where raw text is prepared and found again on later starts; "" = MODEL_DIR/data-cache.
+  std::string data_cache;
+  int prepare_threads = 1;                 ///< threads that tokenize when preparing
   std::string source_spm, target_spm;   ///< may be empty when resuming
   std::string model_dir;
   std::string device = "cpu";           ///< cpu | cuda
