@@ -49,7 +49,7 @@ std::pair<torch::Tensor, torch::Tensor> quantize_rows(const torch::Tensor& x) {
 
 // result[r, c] = sums[r, c] * row_scale[r] * column_scale[c] + bias[c]: one pass over
 // the widest tensor of the step ([rows, 8000] for the output projection).
-__attribute__((target_clones("avx512f", "avx2", "default")))
+NMT_X86_CLONES("avx512f", "avx2", "default")
 void dequantize(const std::int32_t* sums, const float* row_scale, const float* column_scale,
                 const float* bias, int64_t begin, int64_t end, int64_t out, float* result) {
   for (int64_t r = begin; r < end; ++r) {

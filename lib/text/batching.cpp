@@ -22,18 +22,33 @@ bool within(const TokenCorpus& corpus, size_t pair, size_t max_length) {
          (corpus.source_length(pair) <= max_length && corpus.target_length(pair) <= max_length);
 }
 
-// A stable counting sort of `order` by key(pair): linear in the pairs, where a
-// comparison sort of 20M pairs takes most of a minute.
-template <typename Key>
-void stable_counting_sort(std::vector<uint32_t>& order, std::vector<uint32_t>& scratch, Key key) {
-  size_t largest = 0;
-  for (const auto pair : order) largest = std::max(largest, key(pair));
-  std::vector<size_t> starts(largest + 2, 0);
-  for (const auto pair : order) ++starts[key(pair) + 1];
-  std::partial_sum(starts.begin(), starts.end(), starts.begin());
-  scratch.resize(order.size());
-  for (const auto pair : order) scratch[starts[key(pair)]++] = pair;
-  order.swap(scratch);
+// The pairs of `order` stably sorted by (source length, target length): a counting sort,
+// linear in the pairs (a comparison sort of 20M pairs takes most of a minute). The lengths
+// are read once, in `order`'s (random) order, into one bucket id per position; counting
+// and placing then run sequentially. Returns the number of pairs per bucket, where bucket
+// = source length x (longest target + 1) + target length.
+// Beyond this many (source, target) length combinations the counts would take more
+// memory than the plan: 2^22 of them take 16 MB (train.max_length 100 gives 10,201).
+constexpr size_t kMaxBuckets = size_t(1) << 22;
+
+template <typename Bucket>
+std::vector<uint32_t> sort_into_buckets(const TokenCorpus& corpus, std::vector<uint32_t>& order,
+                                        size_t target_span, size_t buckets) {
+  std::vector<uint32_t> counts(buckets, 0);
+  {
+    std::vector<Bucket> bucket_of(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      const auto pair = order[i];
+      bucket_of[i] = static_cast<Bucket>(corpus.source_length(pair) * target_span + corpus.target_length(pair));
+      ++counts[bucket_of[i]];
+    }
+    std::vector<size_t> next(buckets, 0);
+    for (size_t b = 1; b < buckets; ++b) next[b] = next[b - 1] + counts[b - 1];
+    std::vector<uint32_t> sorted(order.size());
+    for (size_t i = 0; i < order.size(); ++i) sorted[next[bucket_of[i]]++] = order[i];
+    order.swap(sorted);
+  }
+  return counts;
 }
 
 }  // namespace
@@ -59,22 +74,20 @@ BatchPlan make_batches(const TokenCorpus& corpus, int64_t batch_tokens, uint64_t
   BatchPlan plan;
   auto& order = plan.order_;
   order.reserve(count_within(corpus, max_length));
-  for (size_t pair = 0; pair < corpus.size(); ++pair)
-    if (within(corpus, pair, max_length)) order.push_back(static_cast<uint32_t>(pair));
+  size_t longest_source = 0, longest_target = 0;
+  for (size_t pair = 0; pair < corpus.size(); ++pair) {
+    if (!within(corpus, pair, max_length)) continue;
+    order.push_back(static_cast<uint32_t>(pair));
+    longest_source = std::max(longest_source, corpus.source_length(pair));
+    longest_target = std::max(longest_target, corpus.target_length(pair));
+  }
   // Shuffle first so that pairs of equal length land in different batches each epoch.
   if (shuffle) deterministic_shuffle(order, seed);
-  // Sorted by (source length, target length), ties in shuffled order: by target length,
-  // then stably by source length.
-  {
-    std::vector<uint32_t> scratch;
-    stable_counting_sort(order, scratch, [&](uint32_t pair) { return corpus.target_length(pair); });
-    stable_counting_sort(order, scratch, [&](uint32_t pair) { return corpus.source_length(pair); });
-  }
-  uint32_t begin = 0;
+  // Batches are cut from the sorted order: a pair joins the batch while the padded size,
+  // rows x (longest side + 1), stays within batch_tokens.
+  uint32_t begin = 0, position = 0;
   size_t longest = 0;
-  for (uint32_t position = 0; position < order.size(); ++position) {
-    const auto pair = order[position];
-    const size_t length = std::max(corpus.source_length(pair), corpus.target_length(pair)) + 1;
+  auto cut = [&](size_t length) {
     const size_t new_longest = std::max(longest, length);
     const size_t rows = position - begin;
     if (rows > 0 && static_cast<int64_t>(new_longest * (rows + 1)) > batch_tokens) {
@@ -84,6 +97,21 @@ BatchPlan make_batches(const TokenCorpus& corpus, int64_t batch_tokens, uint64_t
     } else {
       longest = new_longest;
     }
+    ++position;
+  };
+  // Sorted by (source length, target length), ties in shuffled order.
+  const size_t target_span = longest_target + 1, buckets = (longest_source + 1) * target_span;
+  if (buckets <= kMaxBuckets) {
+    const auto counts = buckets <= 65536 ? sort_into_buckets<uint16_t>(corpus, order, target_span, buckets)
+                                         : sort_into_buckets<uint32_t>(corpus, order, target_span, buckets);
+    for (size_t bucket = 0; bucket < buckets; ++bucket)  // the lengths from the buckets: no pair is read again
+      for (uint32_t n = 0; n < counts[bucket]; ++n) cut(std::max(bucket / target_span, bucket % target_span) + 1);
+  } else {  // very long pairs and no length limit (small validation sets): a comparison sort
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return std::make_pair(corpus.source_length(a), corpus.target_length(a)) <
+             std::make_pair(corpus.source_length(b), corpus.target_length(b));
+    });
+    for (const auto pair : order) cut(std::max(corpus.source_length(pair), corpus.target_length(pair)) + 1);
   }
   if (begin < order.size()) plan.ranges_.push_back({begin, static_cast<uint32_t>(order.size())});
   if (shuffle) {

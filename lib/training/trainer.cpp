@@ -107,7 +107,7 @@ bool validate_and_checkpoint(Run& run) {
   if (improved) p.best_metric = metric, p.has_best = true, p.best_step = p.step, p.bad_validations = 0;
   else ++p.bad_validations;
   run.schedule->on_validation(improved);
-  run.log->validation(p.step, result, improved);
+  run.log->validation(p.step, result, improved, t.metric);
   save(run, "last.pt", true);
   if (improved) save(run, "best.pt", false);
   if (t.keep_last > 0) {

@@ -134,15 +134,30 @@ void TrainingLog::progress(int64_t step, double epoch, TrainingLoop& loop, doubl
          {"elapsed_seconds", elapsed}});
 }
 
-void TrainingLog::validation(int64_t step, const ValidationResult& result, bool best) {
+void TrainingLog::validation(int64_t step, const ValidationResult& result, bool best,
+                             const std::string& chosen_metric) {
   if (!quiet_) {
     char line[256];
     std::snprintf(line, sizeof line, "validation @ step %lld | loss %.4f | ppl %.2f", static_cast<long long>(step),
                   result.loss, result.perplexity);
     std::string text = line;
+    const bool bleu_meaningless = result.short_reference_share >= 0.5;
+    std::vector<const Metric*> shown;
     for (const auto& metric : metrics()) {
-      std::snprintf(line, sizeof line, " | %s %.2f", metric.label.c_str(), result.scores.at(metric.name));
+      if (bleu_meaningless && metric.name == "bleu" && chosen_metric != "bleu") continue;
+      shown.insert(metric.name == chosen_metric ? shown.begin() : shown.end(), &metric);
+    }
+    for (const auto* metric : shown) {
+      std::snprintf(line, sizeof line, " | %s %.2f", metric->label.c_str(), result.scores.at(metric->name));
       text += line;
+    }
+    if (bleu_meaningless && !bleu_note_written_) {
+      std::snprintf(line, sizeof line, "%.0f%%", 100 * result.short_reference_share);
+      std::cerr << "note: BLEU is left out of the validation lines: " << line
+                << " of the references have fewer than 4 words, and BLEU of such sentences is 0 by definition "
+                   "(train.jsonl still records it)"
+                << std::endl;
+      bleu_note_written_ = true;
     }
     std::cerr << text << " (" << result.sentences << " sentences)" << (best ? " | new best" : "") << std::endl;
   }

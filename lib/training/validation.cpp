@@ -1,6 +1,7 @@
 #include "nmt/training/validation.h"
 
 #include <cmath>
+#include <sstream>
 
 #include "nmt/base/error.h"
 #include "nmt/text/batching.h"
@@ -76,6 +77,14 @@ ValidationResult validate(Seq2SeqModel& model, const ValidationSet& data, const 
   for (const auto& metric : metrics())
     result.scores[metric.name] = metric.score(hypotheses, metric.compares_normalised_text ? normalised : references).score;
   result.sentences = static_cast<long>(count);
+  long short_references = 0;
+  for (const auto& reference : references) {
+    std::istringstream words(reference);
+    long count_words = 0;
+    for (std::string word; count_words < 4 && words >> word;) ++count_words;
+    short_references += count_words < 4;
+  }
+  result.short_reference_share = count > 0 ? double(short_references) / double(count) : 0.0;
   model.train(was_training);
   return result;
 }

@@ -57,7 +57,7 @@ check_precision() {
   fi
 }
 check_precision bf16 avx512_bf16 "AVX512-BF16"
-check_precision int8 avx512_vnni "AVX512-VNNI"
+check_precision int8 avx2 "AVX2"
 expect_error "--precision" "$BIN/nmt-translate" --model "$MODEL" --precision fp16 </dev/null
 
 # Scoring.

@@ -154,12 +154,21 @@ TEST_CASE("the batch plan is the one of the comparison sort, tie order included"
     corpus.source.emplace_back(1 + random() % 12, 5);
     corpus.target.emplace_back(1 + random() % 12, 6);
   }
-  for (const uint64_t seed : {1ULL, 77ULL}) {
-    const auto expected = reference_batches(corpus, 200, seed);
-    const auto plan = make_batches(corpus, 200, seed, true);
-    REQUIRE(plan.size() == expected.size());
-    for (size_t b = 0; b < plan.size(); ++b) REQUIRE(plan.batch(b) == expected[b]);
-  }
+  auto check = [&](int64_t batch_tokens) {
+    for (const uint64_t seed : {1ULL, 77ULL}) {
+      const auto expected = reference_batches(corpus, batch_tokens, seed);
+      const auto plan = make_batches(corpus, batch_tokens, seed, true);
+      REQUIRE(plan.size() == expected.size());
+      for (size_t b = 0; b < plan.size(); ++b) REQUIRE(plan.batch(b) == expected[b]);
+    }
+  };
+  check(200);
+  // Pairs so long that the counting sort's buckets would not fit: the comparison sort path.
+  corpus.source.emplace_back(3000, 5);
+  corpus.target.emplace_back(2999, 6);
+  corpus.source.emplace_back(2, 5);
+  corpus.target.emplace_back(2500, 6);
+  check(4000);
 }
 
 TEST_CASE("collating a batch reads only that batch's ids", "[prepared][batching]") {

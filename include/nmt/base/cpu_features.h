@@ -5,6 +5,15 @@
 // NMT_CPU_ISA=default (or unset) uses what the CPU has.
 #include <string>
 
+// Function clones per x86 instruction set, chosen by the loader (GCC's target_clones);
+// elsewhere (aarch64) one plain function. The clones compute the same operations in the
+// same order, so they cannot change results, only speed.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define NMT_X86_CLONES(...) __attribute__((target_clones(__VA_ARGS__)))
+#else
+#define NMT_X86_CLONES(...)
+#endif
+
 namespace nmt {
 
 struct CpuFeatures {

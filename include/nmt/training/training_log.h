@@ -54,7 +54,9 @@ class TrainingLog {
   void message(const std::string& text);
   void config(const Config& config, const std::vector<torch::Tensor>& parameters);
   void progress(int64_t step, double epoch, TrainingLoop& loop, double learning_rate);
-  void validation(int64_t step, const ValidationResult& result, bool best);
+  /// The line shows `chosen_metric` (train.metric) first; BLEU is left out of it, with a
+  /// one-time note, where most references are too short for 4-grams (train.jsonl keeps it).
+  void validation(int64_t step, const ValidationResult& result, bool best, const std::string& chosen_metric);
 
  private:
   void write(const nlohmann::json& record);
@@ -62,6 +64,7 @@ class TrainingLog {
   std::vector<nlohmann::json> pending_;  // records before open()
   bool quiet_;
   bool records_;
+  bool bleu_note_written_ = false;
 };
 
 std::string format_duration(double seconds);

@@ -25,6 +25,9 @@ struct ValidationResult {
   double perplexity = 0;
   std::map<std::string, double> scores;  ///< metric name -> score, for every registered metric
   long sentences = 0;
+  /// Share of the translated sentences whose reference has fewer than 4 words: where most
+  /// do, BLEU (of 4-grams) is 0 by definition and says nothing about the model.
+  double short_reference_share = 0;
 
   /// The score train.metric names, higher is better ("loss" gives -loss).
   double metric(const std::string& name) const;

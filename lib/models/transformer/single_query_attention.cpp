@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "nmt/base/cpu_features.h"
+
 namespace nmt {
 namespace {
 
@@ -51,7 +53,7 @@ struct RowLookup {
 // One (row, head): scores into `weights`, softmax in place, weighted values into `out`.
 // Cloned for AVX2 (chosen at load time): the same operations in the same order, eight
 // lanes at once; no FMA, so results are bit-identical to the default build's.
-__attribute__((target_clones("avx2", "default"))) void attend_one(const float* q, const View4& keys, const View4& values, const RowLookup& rows,
+NMT_X86_CLONES("avx2", "default") void attend_one(const float* q, const View4& keys, const View4& values, const RowLookup& rows,
                 const float* bias, int64_t b, int64_t h, int64_t length, int64_t dk, float scale,
                 float* weights, float* out) {
   float max_score = -INFINITY;
