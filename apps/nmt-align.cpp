@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--beam", translate.search.beam, "Beam size when translating")->capture_default_str();
   app.add_option("--nbest", job.nbest, "Export the K best hypotheses of each sentence (objects with \"rank\")")
-      ->check(CLI::PositiveNumber)
+      ->check(nmt::cli::positive())
       ->capture_default_str();
   app.add_option("--alpha", translate.search.alpha, "Length penalty when translating")->capture_default_str();
   app.add_option("--layers", layers, "Transformer decoder layers: all, last or a 0-based index (default: all)");

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   return nmt::cli::run(app, common, argc, argv, [&] {
     const auto chosen = split_metrics(metric_list);
     const auto references = nmt::read_text_lines(reference_path);
-    const auto hypotheses = nmt::read_lines(std::cin, "<stdin>", true);
+    const auto hypotheses = nmt::read_lines(std::cin, "stdin", true);
     if (hypotheses.size() != references.size())
       throw nmt::Error("stdin has " + std::to_string(hypotheses.size()) + " lines but " + reference_path + " has " +
                        std::to_string(references.size()));

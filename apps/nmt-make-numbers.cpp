@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   app.add_option("--valid", valid, "Validation pairs")->capture_default_str();
   app.add_option("--test", test, "Test pairs")->capture_default_str();
   app.add_option("--max-digits", max_digits, "Largest number of digits")
-      ->check(CLI::Range(1, 9))
+      ->check(nmt::cli::in_range(1, 9))
       ->capture_default_str();
 
   return nmt::cli::run(app, common, argc, argv, [&] {

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   app.add_option("--output", options.output_path, "The prepared corpus to write (written whole or not at all)")
       ->required();
   app.add_option("--progress-every", options.progress_every_seconds, "Seconds between progress lines on stderr")
-      ->check(CLI::PositiveNumber)
+      ->check(nmt::cli::positive())
       ->capture_default_str();
   return nmt::cli::run(app, common, argc, argv, [&] {
     options.threads = nmt::cli::apply_threads(common.threads);

@@ -37,9 +37,15 @@ void serve_until_signal(nmt::serve::HttpServer& server, const sigset_t& signals)
     std::cerr << "nmt-serve: " << strsignal(signal) << ": no new connections, finishing requests in flight" << std::endl;
     server.stop();
   });
+  // However serving ends (a throw included), the waiter is woken and joined.
+  struct JoinWaiter {
+    std::thread& waiter;
+    ~JoinWaiter() {
+      pthread_kill(waiter.native_handle(), SIGUSR1);  // ignored if it already returned
+      waiter.join();
+    }
+  } join{waiter};
   server.serve();
-  pthread_kill(waiter.native_handle(), SIGUSR1);  // ignored if it already returned
-  waiter.join();
 }
 
 }  // namespace
@@ -61,22 +67,22 @@ int main(int argc, char** argv) {
   auto& d = settings.defaults;
   app.add_option("--model", model_path, "Checkpoint (DIR/best.pt from nmt-train)")->required()->check(CLI::ExistingFile);
   app.add_option("--host", settings.host, "Address to listen on (loopback by default; 0.0.0.0 for all)")->capture_default_str();
-  app.add_option("--port", settings.port, "Port (0 = any free one, printed at start)")->check(CLI::Range(0, 65535))->capture_default_str();
-  app.add_option("--http-threads", settings.http_threads, "Connections served at once")->check(CLI::Range(1, 1024))->capture_default_str();
+  app.add_option("--port", settings.port, "Port (0 = any free one, printed at start)")->check(nmt::cli::in_range(0, 65535))->capture_default_str();
+  app.add_option("--http-threads", settings.http_threads, "Connections served at once")->check(nmt::cli::in_range(1, 1024))->capture_default_str();
   app.add_option("--max-batch-tokens", batching.max_batch_tokens, "Source tokens translated together (across requests)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(nmt::cli::positive())->capture_default_str();
   app.add_option("--max-wait-ms", max_wait_ms, "Longest a request waits for others to batch with")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--beam", d.beam, "Default beam size (1 = greedy); requests may choose up to 32")->check(CLI::Range(1, 32))->capture_default_str();
+      ->check(nmt::cli::at_least(0))->capture_default_str();
+  app.add_option("--beam", d.beam, "Default beam size (1 = greedy); requests may choose up to 32")->check(nmt::cli::in_range(1, 32))->capture_default_str();
   app.add_option("--nbest", d.nbest, "Default hypotheses per line (<= beam); n_best of /translator/translate")
-      ->check(CLI::Range(1, 32))->capture_default_str();
-  app.add_option("--alpha", d.alpha, "Default GNMT length penalty; 0 = none")->check(CLI::Range(0.0, 10.0))->capture_default_str();
+      ->check(nmt::cli::in_range(1, 32))->capture_default_str();
+  app.add_option("--alpha", d.alpha, "Default GNMT length penalty; 0 = none")->check(nmt::cli::in_range(0.0, 10.0))->capture_default_str();
   app.add_option("--max-lines", settings.limits.max_lines, "Most lines per request (more: HTTP 413)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(nmt::cli::positive())->capture_default_str();
   app.add_option("--max-line-bytes", settings.limits.max_line_bytes, "Most bytes per line (more: HTTP 413)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(nmt::cli::positive())->capture_default_str();
   app.add_option("--max-input-tokens", base.max_input_tokens, "Longer inputs are truncated (with a warning in the answer)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(nmt::cli::positive())->capture_default_str();
   std::string precision = "fp32";
   app.add_option("--precision", precision, nmt::kPrecisionHelp)
       ->check(CLI::IsMember(nmt::precision_names()))

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-sentences", options.max_sentences,
                  "Train on a uniform sample of at most N sentences of all inputs together, drawn while reading "
                  "(bounded memory on any corpus; SentencePiece itself advises against more); 0 = all")
-      ->check(CLI::NonNegativeNumber)
+      ->check(nmt::cli::at_least(0))
       ->capture_default_str();
   app.add_option("--seed", options.seed, "Seed of the sample: the same inputs and seed give the same tokenizer")
       ->capture_default_str();

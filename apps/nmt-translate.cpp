@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
       nmt::cli::check_stdout();  // a full disk stops the run here, not after all the input
       lines.clear();
     };
-    for (std::string line; nmt::read_line(std::cin, line);) {
+    for (std::string line; nmt::read_line(std::cin, line, "stdin");) {
       lines.push_back(std::move(line));
       if (lines.size() >= block) flush_block();
     }

@@ -7,7 +7,7 @@
 #   - nmt-train (Transformer preset, 2 threads) on the raw text: seconds from the process's
 #     start to "start-up took" (all checks and data done) and to the first step's line, on
 #     the first start (which prepares the corpus into the cache) and on a resume (which
-#     finds it), its peak RSS, RssAnon (heap) and RssFile (mapped), and target tokens/s
+#     finds it; also the seconds its first epoch's batch plan took), its peak RSS, RssAnon (heap) and RssFile (mapped), and target tokens/s
 #     over STEPS updates;
 #   - 2 ranks on this host (scripts/launch-local.sh, 1 thread each) on the prepared corpus:
 #     the larger rank's peak RSS and RssAnon.
@@ -34,7 +34,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 isa=$(grep -o 'avx512[a-z_0-9]*\|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')
 echo "CPU: $cpu ($isa), $(nproc) cores; OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}; $STEPS steps of configs/transformer.json"
 echo
-echo "| lines | spm-train s / RSS MiB | prepare 1 thread s (lines/s) | prepare 2 threads s (lines/s) | speed-up | first start: start-up s / first step s | resume: start-up s / first step s | peak RSS / RssAnon / RssFile MiB | tokens/s | 2 ranks: peak RSS / RssAnon MiB per rank |"
+echo "| lines | spm-train s / RSS MiB | prepare 1 thread s (lines/s) | prepare 2 threads s (lines/s) | speed-up | first start: start-up s / first step s | resume: start-up s / plan s / first step s | peak RSS / RssAnon / RssFile MiB | tokens/s | 2 ranks: peak RSS / RssAnon MiB per rank |"
 echo "|---:|---|---|---|---:|---|---|---|---:|---|"
 paste -d '\t' "$DATA/train.de" "$DATA/train.en" >"$WORK/pairs.tsv"
 for lines in "${SIZES[@]}"; do
@@ -70,6 +70,7 @@ for lines in "${SIZES[@]}"; do
   resumed=$(watch "${marks[@]}" --stderr "$dir/resume.err" -- $BIN/nmt-train "${train[@]}" --model-dir "$dir/model" \
     --max-steps $((STEPS + 1)))
   rate=$(mean_tokens_per_second "$dir/model/train.jsonl")
+  plan=$(grep -o 'planned in [0-9.]* s' "$dir/resume.err" | head -1 | awk '{print $3}')
   ranks=$(MASTER_PORT=$((29600 + RANDOM % 300)) watch --stderr "$dir/ranks.err" -- scripts/launch-local.sh 2 \
     $BIN/nmt-train --config configs/transformer.json --train-data "$cached" \
     --valid-src "$DATA/val.de" --valid-tgt "$DATA/val.en" --src-spm "$dir/spm.model" --tgt-spm "$dir/spm.model" \
@@ -79,7 +80,7 @@ for lines in "${SIZES[@]}"; do
   per_second() { awk -v n="$lines" -v s="$1" 'BEGIN {if (s == "-") print "-"; else printf "%.0f", n / s}'; }
   echo "| $lines | $(field "$spm" seconds) / $(field "$spm" peak_rss_mib) | ${prep[0]} ($(per_second "${prep[0]}")) |" \
     "${prep[1]} ($(per_second "${prep[1]}")) | $speedup |" \
-    "$(field "$first" start) / $(field "$first" step) | $(field "$resumed" start) / $(field "$resumed" step) |" \
+    "$(field "$first" start) / $(field "$first" step) | $(field "$resumed" start) / ${plan:--} / $(field "$resumed" step) |" \
     "$(field "$resumed" peak_rss_mib) / $(field "$resumed" peak_rss_anon_mib) / $(field "$resumed" peak_rss_file_mib) |" \
     "$rate | $(field "$ranks" peak_rss_mib) / $(field "$ranks" peak_rss_anon_mib) |"
   [ "${KEEP_WORK:-0}" = 1 ] || rm -rf "$dir"

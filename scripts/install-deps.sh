@@ -11,6 +11,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev catch2
   libgoogle-perftools-dev
   libgloo-dev
+  libdnnl-dev  # oneDNN's C header: the types of the GEMMs called directly (LibTorch loads the library)
   zlib1g-dev  # CRC-32 of checkpoints
   clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer with ASan/UBSan
   libcpp-httplib-dev  # nmt-serve's HTTP server

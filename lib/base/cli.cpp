@@ -24,6 +24,9 @@ class CheckedStdout : public std::streambuf {
  public:
   CheckedStdout() { setp(buffer_, buffer_ + sizeof buffer_); }
   int error() const { return error_; }
+  // Whether the failed write was already reported as the tool's error.
+  bool reported() const { return reported_; }
+  void mark_reported() { reported_ = true; }
 
  protected:
   int_type overflow(int_type c) override {
@@ -50,6 +53,7 @@ class CheckedStdout : public std::streambuf {
  private:
   char buffer_[1 << 16];
   int error_ = 0;
+  bool reported_ = false;
 };
 
 CheckedStdout& checked_stdout() {
@@ -57,21 +61,80 @@ CheckedStdout& checked_stdout() {
   return buffer;
 }
 
+// std::cout writes through the checked buffer while a tool's body runs. Whatever way the
+// body ends, what it wrote is flushed and std::cout gets its own buffer back, so output
+// written before an error reaches stdout and nothing writes into the static buffer after
+// the end of main (the library flushes std::cout at exit, after statics are destroyed).
+class CheckedStdoutScope {
+ public:
+  CheckedStdoutScope() : previous_(std::cout.rdbuf(&checked_stdout())) {}
+  ~CheckedStdoutScope() {
+    std::cout.flush();
+    std::cout.rdbuf(previous_);
+  }
+  CheckedStdoutScope(const CheckedStdoutScope&) = delete;
+  CheckedStdoutScope& operator=(const CheckedStdoutScope&) = delete;
+
+ private:
+  std::streambuf* previous_;
+};
+
 }  // namespace
 
 std::string project_version() { return NMT_VERSION; }
 
+namespace {
+
+std::string compact(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+// `accepts` says whether a parsed number is allowed; `wanted` completes "X is not ...".
+CLI::Validator number_check(std::function<bool(double)> accepts, const std::string& wanted,
+                            const std::string& description) {
+  return CLI::Validator(
+      [accepts, wanted](std::string& input) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(input, value)) return input + " is not a number";
+        return accepts(value) ? std::string() : input + " is not " + wanted;
+      },
+      description);
+}
+
+}  // namespace
+
+CLI::Validator in_range(double low, double high) {
+  return number_check([=](double v) { return v >= low && v <= high; },
+                      "from " + compact(low) + " to " + compact(high),
+                      "[" + compact(low) + " - " + compact(high) + "]");
+}
+
+CLI::Validator at_least(double low) {
+  return number_check([=](double v) { return v >= low; }, compact(low) + " or more", ">= " + compact(low));
+}
+
+CLI::Validator positive() {
+  return number_check([](double v) { return v > 0; }, "above 0", "> 0");
+}
+
 void add_common_options(CLI::App& app, CommonOptions& options) {
   app.set_version_flag("--version",
                        "nmt " + project_version() + " (LibTorch " + TORCH_VERSION + ")");
-  app.add_option("--threads", options.threads, "CPU threads for LibTorch (0 = all cores)")
-      ->check(CLI::NonNegativeNumber)
+  app.add_option("--threads", options.threads, "CPU threads for LibTorch (0 = all cores; more than the cores uses the cores)")
+      ->check(in_range(0, kMaxThreads))
       ->capture_default_str();
 }
 
 int apply_threads(int requested) {
-  int threads = requested > 0 ? requested : static_cast<int>(std::thread::hardware_concurrency());
-  threads = std::max(threads, 1);
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  int threads = requested > 0 ? requested : cores;
+  if (threads > cores) {
+    std::cerr << "note: --threads " << threads << " is more than the " << cores << " cores here; using " << cores
+              << std::endl;
+    threads = cores;
+  }
   // LibTorch starts with 1 intra-op thread on these machines unless told otherwise.
   at::set_num_threads(threads);
   return threads;
@@ -87,7 +150,7 @@ int run(CLI::App& app, CommonOptions& options, int argc, char** argv,
     return code == 0 ? 0 : kExitUsage;
   }
   try {
-    std::cout.rdbuf(&checked_stdout());
+    const CheckedStdoutScope checked;
     apply_threads(options.threads);
     const int code = body();
     check_stdout();
@@ -99,6 +162,8 @@ int run(CLI::App& app, CommonOptions& options, int argc, char** argv,
   } catch (const std::exception& e) {
     std::cerr << tool << ": error: " << e.what() << std::endl;
   }
+  if (const int reason = checked_stdout().error(); reason != 0 && !checked_stdout().reported())
+    std::cerr << tool << ": error: cannot write stdout: " << std::strerror(reason) << std::endl;
   return kExitFailure;
 }
 
@@ -107,6 +172,7 @@ void check_stdout() {
   const bool ours = std::cout.rdbuf() == &checked_stdout();
   const int reason = ours ? checked_stdout().error() : 0;
   if (std::cout.good() && reason == 0 && std::fflush(stdout) == 0 && !std::ferror(stdout)) return;
+  if (ours) checked_stdout().mark_reported();
   throw Error(std::string("cannot write stdout: ") + (reason != 0 ? std::strerror(reason) : "write error"));
 }
 

@@ -1,6 +1,9 @@
 #include "nmt/base/config.h"
 
+#include <cstdio>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <type_traits>
@@ -175,33 +178,113 @@ void require(bool condition, const std::string& message) {
   if (!condition) throw Error("invalid config: " + message);
 }
 
+// The values a number field may take. Every number field of the config has one (a field
+// without is refused by validate(), so a new one cannot be added unchecked); a value is
+// checked whatever the schedule or family, since a wrong value is wrong even where it is
+// unused today.
+struct Interval {
+  double low, high;
+  bool low_open = false, high_open = false;
+  bool contains(double v) const {
+    return (low_open ? v > low : v >= low) && (high_open ? v < high : v <= high);  // false for NaN
+  }
+};
+constexpr double kNoLimit = std::numeric_limits<double>::infinity();
+constexpr Interval kAtLeast0{0, kNoLimit}, kAtLeast1{1, kNoLimit}, kAbove0{0, kNoLimit, true},
+    kFraction{0, 1, false, true};
+
+const std::map<std::string, Interval>& number_ranges() {
+  static const std::map<std::string, Interval> ranges = {
+      {"model.source_vocab", kAtLeast0},   // 0 until the tokenizers set it
+      {"model.target_vocab", kAtLeast0},
+      {"model.dropout", kFraction},
+      {"model.rnn.embedding_dim", kAtLeast1},
+      {"model.rnn.hidden_dim", kAtLeast1},
+      {"model.rnn.layers", kAtLeast1},
+      {"model.transformer.d_model", kAtLeast1},
+      {"model.transformer.heads", kAtLeast1},
+      {"model.transformer.ffn_dim", kAtLeast1},
+      {"model.transformer.encoder_layers", kAtLeast1},
+      {"model.transformer.decoder_layers", kAtLeast1},
+      {"model.transformer.attention_dropout", kFraction},
+      {"model.transformer.max_positions", kAtLeast1},
+      {"train.batch_tokens", kAtLeast1},
+      {"train.max_length", kAtLeast1},
+      {"train.accumulate", kAtLeast1},
+      {"train.learning_rate", kAbove0},
+      {"train.warmup_steps", kAtLeast0},
+      {"train.plateau_factor", {0, 1, true, true}},  // 0 would stop learning, 1 never decays
+      {"train.plateau_patience", kAtLeast1},
+      {"train.min_learning_rate", kAtLeast0},
+      {"train.adam_beta1", kFraction},
+      {"train.adam_beta2", kFraction},
+      {"train.adam_eps", kAbove0},
+      {"train.weight_decay", kAtLeast0},
+      {"train.clip_norm", kAtLeast0},
+      {"train.label_smoothing", kFraction},
+      {"train.max_steps", kAtLeast0},
+      {"train.max_epochs", kAtLeast0},
+      {"train.max_time_minutes", kAtLeast0},
+      {"train.valid_every", kAtLeast1},
+      {"train.log_every", kAtLeast1},
+      {"train.patience", kAtLeast0},
+      {"train.keep_last", kAtLeast0},
+      {"train.average_last", kAtLeast0},
+      {"train.save_every", kAtLeast0},
+      {"train.valid_max_sentences", kAtLeast0},
+      {"train.seed", kAtLeast0},
+  };
+  return ranges;
+}
+
+std::string describe(const Interval& interval) {
+  auto number = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return std::string(text);
+  };
+  if (interval.high == kNoLimit) return (interval.low_open ? "> " : ">= ") + number(interval.low);
+  return "in " + std::string(interval.low_open ? "(" : "[") + number(interval.low) + ", " +
+         number(interval.high) + (interval.high_open ? ")" : "]");
+}
+
+// Checks every number field of `section` (named `where`) against number_ranges().
+template <typename Section>
+void check_number_ranges(Section section, const std::string& where) {
+  visit(section, [&](const char* key, auto& field) {
+    using Field = std::decay_t<decltype(field)>;
+    const auto name = where + "." + key;
+    if constexpr (is_section<Field>) {
+      check_number_ranges(field, name);
+    } else if constexpr (std::is_arithmetic_v<Field> && !std::is_same_v<Field, bool>) {
+      const auto range = number_ranges().find(name);
+      if (range == number_ranges().end()) throw Error("config field " + name + " has no range (a bug)");
+      std::ostringstream value;
+      value << field;
+      require(range->second.contains(static_cast<double>(field)),
+              name + " is " + value.str() + "; it must be " + describe(range->second));
+    }
+  });
+}
+
 }  // namespace
 
 void Config::validate() const {
   const auto& m = model;
   const auto& t = train;
+  check_number_ranges(m, "model");
+  check_number_ranges(t, "train");
   require(!m.arch.empty(), "model.arch is empty");
-  require(m.dropout >= 0 && m.dropout < 1, "model.dropout must be in [0, 1)");
-  require(t.batch_tokens > 0, "train.batch_tokens must be positive");
-  require(t.max_length > 0, "train.max_length must be positive");
-  require(t.accumulate > 0, "train.accumulate must be positive");
-  require(t.learning_rate > 0, "train.learning_rate must be positive");
   require(t.schedule == "constant" || t.schedule == "noam" || t.schedule == "plateau",
           "train.schedule must be constant, noam or plateau");
-  require(t.warmup_steps >= 0, "train.warmup_steps must be >= 0");
   require(t.schedule != "noam" || t.warmup_steps > 0,
           "train.warmup_steps must be > 0 with schedule noam (its rate is peak * min(step / warmup, "
           "sqrt(warmup / step))); use schedule constant for a fixed rate");
-  require(t.label_smoothing >= 0 && t.label_smoothing < 1, "train.label_smoothing must be in [0, 1)");
-  require(t.clip_norm >= 0, "train.clip_norm must be >= 0");
   require(t.precision == "fp32" || t.precision == "bf16" || t.precision == "auto",
           "train.precision must be fp32, bf16 or auto");
-  require(t.valid_every > 0 && t.log_every > 0, "train.valid_every and train.log_every must be positive");
   require(!t.metric.empty(), "train.metric is empty");
-  require(t.keep_last >= 0 && t.save_every >= 0, "train.keep_last and train.save_every must be >= 0");
-  require(t.average_last >= 0 && t.average_last <= t.keep_last,
+  require(t.average_last <= t.keep_last,
           "train.average_last must be between 0 and train.keep_last (the step checkpoints it averages)");
-  require(t.max_steps >= 0 && t.max_epochs >= 0 && t.max_time_minutes >= 0, "limits must be >= 0");
 }
 
 Config config_from_json(const json& document, const std::string& origin) {

@@ -1,5 +1,7 @@
 #include "nmt/base/cpu_features.h"
 
+#include <ATen/Context.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -13,11 +15,19 @@ std::string environment(const char* name) {
   return value ? value : "";
 }
 
+bool onednn_capped_below_avx512(const std::string& cap) {
+  return cap == "SSE41" || cap == "AVX" || cap == "AVX2" || cap == "AVX2_VNNI";
+}
+
 // oneDNN reads ONEDNN_MAX_CPU_ISA once, at its first dispatch (after libnmt is loaded),
-// so a cap set here, while the library is being loaded, reaches it.
+// so a cap set here, while the library is being loaded, reaches it. LibTorch's own
+// oneDNN paths choose bfloat16 kernels by the CPU, not by the cap, and a capped oneDNN
+// cannot build them ("could not create a primitive descriptor"): under a cap LibTorch
+// runs without oneDNN, as it does on a CPU without AVX-512.
 [[maybe_unused]] const bool onednn_cap_applied = [] {
   if (environment("NMT_CPU_ISA") == "avx2" && environment("ONEDNN_MAX_CPU_ISA").empty())
     setenv("ONEDNN_MAX_CPU_ISA", "AVX2", 1);
+  if (onednn_capped_below_avx512(environment("ONEDNN_MAX_CPU_ISA"))) at::globalContext().setUserEnabledMkldnn(false);
   return true;
 }();
 
@@ -41,8 +51,7 @@ CpuFeatures capped(CpuFeatures f) {
   // A cap on oneDNN alone (ONEDNN_MAX_CPU_ISA=AVX2 or below) must cap our choices too:
   // the int8 weights' range depends on which kernels oneDNN runs.
   const auto onednn_cap = environment("ONEDNN_MAX_CPU_ISA");
-  const bool onednn_below_avx512 =
-      onednn_cap == "SSE41" || onednn_cap == "AVX" || onednn_cap == "AVX2" || onednn_cap == "AVX2_VNNI";
+  const bool onednn_below_avx512 = onednn_capped_below_avx512(onednn_cap);
   if (nmt_cap == "avx2") f.cap = "NMT_CPU_ISA=avx2";
   else if (onednn_below_avx512) f.cap = "ONEDNN_MAX_CPU_ISA=" + onednn_cap;
   if (!f.cap.empty()) f.avx512 = f.avx512_vnni = f.avx512_bf16 = false;

@@ -50,7 +50,8 @@ std::string metric_list() {
 
 double exact_match_rate(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references) {
   if (hypotheses.size() != references.size())
-    throw std::invalid_argument("exact match: hypotheses and references differ in length");
+    throw Error("exact match: " + std::to_string(hypotheses.size()) + " hypotheses but " +
+                std::to_string(references.size()) + " references");
   if (hypotheses.empty()) return 0.0;
   size_t exact = 0;
   for (size_t i = 0; i < hypotheses.size(); ++i) exact += hypotheses[i] == references[i];

@@ -4,6 +4,8 @@
 // not just to the printed two decimals.
 #include "nmt/eval/metrics.h"
 
+#include "nmt/base/error.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -247,7 +249,7 @@ void compute_bleu(BleuScore& s) {
 
 void check_same_size(size_t hyps, size_t refs, const char* metric) {
   if (hyps != refs) {
-    throw std::invalid_argument(std::string(metric) + ": " + std::to_string(hyps) +
+    throw Error(std::string(metric) + ": " + std::to_string(hyps) +
                                 " hypotheses but " + std::to_string(refs) + " references");
   }
 }

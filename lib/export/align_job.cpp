@@ -131,12 +131,12 @@ AlignJobResult run_align_job(Translator& translator, std::istream& sources, std:
     else job.translate_block(source_block);
     source_block.clear(), target_block.clear();
   };
-  while (read_line(sources, source_line)) {
+  while (read_line(sources, source_line, "stdin")) {
     if (targets != nullptr) {
-      if (!read_line(*targets, target_line)) {
+      if (!read_line(*targets, target_line, target_name)) {
         flush();
         long source_lines = job.result().lines + 1;
-        while (read_line(sources, source_line)) ++source_lines;
+        while (read_line(sources, source_line, "stdin")) ++source_lines;
         throw Error(target_name + " has " + std::to_string(target_lines) + " lines but stdin has " +
                     std::to_string(source_lines) + "; they must be line-aligned");
       }
@@ -147,9 +147,9 @@ AlignJobResult run_align_job(Translator& translator, std::istream& sources, std:
     if (source_block.size() >= options.block_lines) flush();
   }
   flush();
-  if (targets != nullptr && read_line(*targets, target_line)) {
+  if (targets != nullptr && read_line(*targets, target_line, target_name)) {
     ++target_lines;
-    while (read_line(*targets, target_line)) ++target_lines;
+    while (read_line(*targets, target_line, target_name)) ++target_lines;
     throw Error(target_name + " has " + std::to_string(target_lines) + " lines but stdin has " +
                 std::to_string(job.result().lines) + "; they must be line-aligned");
   }

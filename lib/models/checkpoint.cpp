@@ -60,7 +60,10 @@ void save_checkpoint(const std::string& path, const Config& config, Seq2SeqModel
 torch::serialize::InputArchive read_checkpoint_archive(const std::string& path) {
   if (!std::filesystem::exists(path)) throw Error("no such model file: " + path);
   if (std::filesystem::is_directory(path)) throw Error(path + " is a directory, not a model file");
-  const auto bytes = read_file(path, "model file");
+  return checkpoint_archive(read_file(path, "model file"), path);
+}
+
+torch::serialize::InputArchive checkpoint_archive(const std::string& bytes, const std::string& path) {
   // Files written before checkpoints were sealed (main 896ef85 and older) are bare archives.
   const auto unsealed = unseal(bytes, kSealKind, path);
   torch::serialize::InputArchive archive;
@@ -82,6 +85,10 @@ int64_t checkpoint_step(torch::serialize::InputArchive& archive) {
 
 LoadedModel load_model(const std::string& path, const torch::Device& device) {
   auto archive = read_checkpoint_archive(path);
+  return load_model(archive, path, device);
+}
+
+LoadedModel load_model(torch::serialize::InputArchive& archive, const std::string& path, const torch::Device& device) {
   auto config = config_from_json(nlohmann::json::parse(read_string(archive, "config")),
                                  path + " (stored config)");
   torch::Tensor source_bytes, target_bytes;

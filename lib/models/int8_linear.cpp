@@ -1,7 +1,6 @@
 #include "nmt/models/int8_linear.h"
 
 #include <ATen/Parallel.h>
-#include <dlfcn.h>
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -9,21 +8,17 @@
 
 #include "nmt/base/cpu_features.h"
 #include "nmt/base/error.h"
+#include "onednn_functions.h"
 
 namespace nmt {
 namespace {
 
-// oneDNN's C API (dnnl.h): row-major C = alpha (op(A) - ao)(op(B) - bo) + beta C + co;
-// returns dnnl_status_t, 0 on success. offsetc 'F': one fixed co for all of C.
-using GemmS8Function = int (*)(char transa, char transb, char offsetc, std::int64_t m,
-                               std::int64_t n, std::int64_t k, float alpha, const std::int8_t* a,
-                               std::int64_t lda, std::int8_t ao, const std::int8_t* b,
-                               std::int64_t ldb, std::int8_t bo, float beta, std::int32_t* c,
-                               std::int64_t ldc, const std::int32_t* co);
+// Row-major C = alpha (op(A) - ao)(op(B) - bo) + beta C + co; offsetc 'F': one fixed co
+// for all of C.
+using GemmS8Function = decltype(&dnnl_gemm_s8s8s32);
 
 GemmS8Function gemm_s8() {
-  // libdnnl.so.2 is in the global scope as a dependency of libtorch_cpu.
-  static const auto function = reinterpret_cast<GemmS8Function>(dlsym(RTLD_DEFAULT, "dnnl_gemm_s8s8s32"));
+  static const auto function = reinterpret_cast<GemmS8Function>(find_onednn_function("dnnl_gemm_s8s8s32"));
   return function;
 }
 
@@ -83,9 +78,10 @@ torch::Tensor int8_linear(const torch::Tensor& x, const torch::Tensor& qweight, 
   auto sums = torch::empty({rows, out}, a.options().dtype(torch::kInt));
   const std::int32_t no_offset = 0;
   const auto* weight_data = reinterpret_cast<const std::int8_t*>(qweight.data_ptr<c10::qint8>());
-  const int status = gemm_s8()('N', 'T', 'F', rows, out, in, 1.0f, quantized.data_ptr<std::int8_t>(), in,
-                               0, weight_data, in, 0, 0.0f, sums.data_ptr<std::int32_t>(), out, &no_offset);
-  if (status != 0) throw Error("oneDNN int8 GEMM failed with status " + std::to_string(status));
+  const dnnl_status_t status = gemm_s8()('N', 'T', 'F', rows, out, in, 1.0f, quantized.data_ptr<std::int8_t>(), in,
+                                         0, weight_data, in, 0, 0.0f, sums.data_ptr<std::int32_t>(), out, &no_offset);
+  if (status != dnnl_success)
+    throw Error("oneDNN int8 GEMM failed with status " + std::to_string(static_cast<int>(status)));
   const auto column_scales = qweight.q_per_channel_scales().to(torch::kFloat).contiguous();
   const auto fp32_bias = bias.defined() ? bias.to(torch::kFloat).contiguous() : torch::zeros({out}, a.options());
   at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {

@@ -1,6 +1,5 @@
 #include "nmt/models/onednn_gemm.h"
 
-#include <dlfcn.h>
 #include <torch/torch.h>
 
 #include <atomic>
@@ -9,22 +8,18 @@
 #include <cstring>
 
 #include "nmt/base/error.h"
+#include "onednn_functions.h"
 
 namespace nmt {
 namespace {
 
-// oneDNN's C API (dnnl.h, stable since 1.0): row-major C = alpha op(A) op(B) + beta C.
-// The return value is dnnl_status_t, 0 on success.
-using SgemmFunction = int (*)(char transa, char transb, std::int64_t m, std::int64_t n,
-                              std::int64_t k, float alpha, const float* a, std::int64_t lda,
-                              const float* b, std::int64_t ldb, float beta, float* c,
-                              std::int64_t ldc);
+// Row-major C = alpha op(A) op(B) + beta C.
+using SgemmFunction = decltype(&dnnl_sgemm);
 
 SgemmFunction find_sgemm() {
   const char* choice = std::getenv("NMT_FP32_GEMM");
   if (choice && std::strcmp(choice, "blas") == 0) return nullptr;
-  // RTLD_DEFAULT: libdnnl.so.2 is in the global scope as a dependency of libtorch_cpu.
-  return reinterpret_cast<SgemmFunction>(dlsym(RTLD_DEFAULT, "dnnl_sgemm"));
+  return reinterpret_cast<SgemmFunction>(find_onednn_function("dnnl_sgemm"));
 }
 
 std::atomic<int64_t> calls{0};
@@ -57,9 +52,10 @@ torch::Tensor onednn_linear(const torch::Tensor& x, const torch::Tensor& weight,
   }
   if (rows == 0) return y;
   calls.fetch_add(1, std::memory_order_relaxed);
-  const int status = sgemm()('N', 'T', rows, out, in, 1.0f, a.data_ptr<float>(), in,
-                             w.data_ptr<float>(), in, beta, y.data_ptr<float>(), out);
-  if (status != 0) throw Error("oneDNN sgemm failed with status " + std::to_string(status));
+  const dnnl_status_t status = sgemm()('N', 'T', rows, out, in, 1.0f, a.data_ptr<float>(), in,
+                                       w.data_ptr<float>(), in, beta, y.data_ptr<float>(), out);
+  if (status != dnnl_success)
+    throw Error("oneDNN sgemm failed with status " + std::to_string(static_cast<int>(status)));
   return y;
 }
 

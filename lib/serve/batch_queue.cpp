@@ -39,32 +39,44 @@ BatchStats BatchQueue::stats() const {
 
 void BatchQueue::work() {
   for (;;) {
-    std::deque<Job> arrived;
-    bool stopping = false;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      const auto news = [this] { return !incoming_.empty() || stopping_; };
-      if (pending_.empty()) wake_.wait(lock, news);
-      else wake_.wait_until(lock, due_time(), news);
-      arrived.swap(incoming_);
-      stopping = stopping_;
-    }
-    // Costing tokenizes, so it happens here on the worker, outside the lock.
-    for (auto& job : arrived) {
-      try {
-        job.cost = 0;
-        for (const auto& line : job.lines) job.cost += backend_.cost(line);
-        pending_.push_back(std::move(job));
-      } catch (...) {
-        job.promise.set_exception(std::current_exception());
-      }
-    }
-    for (auto batch = take_batch(stopping); !batch.empty(); batch = take_batch(stopping)) run_batch(batch);
-    if (stopping && pending_.empty()) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (incoming_.empty()) return;  // submit() refuses new jobs once stopping_ is set
+    try {
+      if (!serve_round()) return;
+    } catch (...) {
+      // Nothing may end the worker while requests wait on it: what was pending fails (500).
+      const auto failure = std::current_exception();
+      for (auto& job : pending_) job.promise.set_exception(failure);
+      pending_.clear();
     }
   }
+}
+
+bool BatchQueue::serve_round() {
+  std::deque<Job> arrived;
+  bool stopping = false;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const auto news = [this] { return !incoming_.empty() || stopping_; };
+    if (pending_.empty()) wake_.wait(lock, news);
+    else wake_.wait_until(lock, due_time(), news);
+    arrived.swap(incoming_);
+    stopping = stopping_;
+  }
+  // Costing tokenizes, so it happens here on the worker, outside the lock.
+  for (auto& job : arrived) {
+    try {
+      job.cost = 0;
+      for (const auto& line : job.lines) job.cost += backend_.cost(line);
+      pending_.push_back(std::move(job));
+    } catch (...) {
+      job.promise.set_exception(std::current_exception());
+    }
+  }
+  for (auto batch = take_batch(stopping); !batch.empty(); batch = take_batch(stopping)) run_batch(batch);
+  if (stopping && pending_.empty()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (incoming_.empty()) return false;  // submit() refuses new jobs once stopping_ is set
+  }
+  return true;
 }
 
 // The oldest job and the later ones with its options, in queue order, while they fit
@@ -101,20 +113,23 @@ std::chrono::steady_clock::time_point BatchQueue::due_time() const {
 void BatchQueue::run_batch(std::vector<Job>& batch) {
   std::vector<std::string> lines;
   for (auto& job : batch) lines.insert(lines.end(), job.lines.begin(), job.lines.end());
+  // Everything that can throw happens before the first promise is set, so a failure can
+  // fail every request of the batch (500) and never meets a promise that has its value.
+  std::vector<std::vector<LineResult>> answers;
   try {
     auto results = backend_.translate(lines, batch.front().options);
     if (results.size() != lines.size()) throw Error("the translator returned a wrong number of results");
     size_t next = 0;
     for (auto& job : batch) {
-      std::vector<LineResult> own(std::make_move_iterator(results.begin() + static_cast<long>(next)),
-                                  std::make_move_iterator(results.begin() + static_cast<long>(next + job.lines.size())));
+      answers.emplace_back(std::make_move_iterator(results.begin() + static_cast<long>(next)),
+                           std::make_move_iterator(results.begin() + static_cast<long>(next + job.lines.size())));
       next += job.lines.size();
-      job.promise.set_value(std::move(own));
     }
   } catch (...) {
-    // A failure fails the batch's requests (500), never the worker.
+    answers.clear();
     for (auto& job : batch) job.promise.set_exception(std::current_exception());
   }
+  for (size_t j = 0; j < answers.size(); ++j) batch[j].promise.set_value(std::move(answers[j]));
   last_batch_end_ = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.batches += 1;

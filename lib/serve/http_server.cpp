@@ -50,8 +50,7 @@ HttpServer::HttpServer(BatchQueue& queue, nlohmann::json model_info, ServerSetti
   const auto threads = static_cast<size_t>(std::max(1, settings_.http_threads));
   server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server_->set_socket_options(socket_options);
-  // Room for max_lines lines of max_line_bytes, each byte escaped (\u00XX) in the worst case.
-  server_->set_payload_max_length(settings_.limits.max_lines * (settings_.limits.max_line_bytes * 6 + 64) + 4096);
+  server_->set_payload_max_length(max_request_bytes(settings_.limits));
   server_->set_keep_alive_max_count(1000);
   server_->set_keep_alive_timeout(2);  // also how long an idle connection delays shutdown
   add_routes();
@@ -70,8 +69,17 @@ void HttpServer::bind() {
 }
 
 void HttpServer::serve() {
-  if (!stop_requested_) server_->listen_after_bind();
-  served_ = true;
+  // served_ is set however serve() ends: stop() waits for it.
+  struct MarkServed {
+    std::atomic<bool>& served;
+    ~MarkServed() { served = true; }
+  } mark{served_};
+  if (stop_requested_) return;
+  errno = 0;
+  const bool stopped_cleanly = server_->listen_after_bind();  // false: accept() failed
+  if (!stopped_cleanly && !stop_requested_)
+    throw Error("stopped accepting connections on " + settings_.host + ":" + std::to_string(port_) + ": " +
+                (errno != 0 ? std::strerror(errno) : "accept failed"));
 }
 
 void HttpServer::stop() {

@@ -1,5 +1,7 @@
 #include "nmt/serve/request.h"
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -114,6 +116,15 @@ TranslateRequest parse_opennmt_request(const std::string& body, const JobOptions
     parsed.lines.push_back(std::move(line));
   }
   return parsed;
+}
+
+size_t max_request_bytes(const RequestLimits& limits) {
+  constexpr size_t kAll = std::numeric_limits<size_t>::max();
+  constexpr size_t kPerLineJson = 64, kEnvelope = 4096;
+  if (limits.max_line_bytes > (kAll - kPerLineJson) / 6) return kAll;
+  const size_t per_line = limits.max_line_bytes * 6 + kPerLineJson;
+  if (limits.max_lines > (kAll - kEnvelope) / per_line) return kAll;
+  return limits.max_lines * per_line + kEnvelope;
 }
 
 }  // namespace nmt::serve

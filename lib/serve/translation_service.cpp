@@ -60,7 +60,8 @@ nlohmann::json TranslationService::describe() const {
   const auto& config = model_.config;
   int64_t parameters = 0;
   for (const auto& p : model_.model->parameters()) parameters += p.numel();
-  const Translator probe(model_, base_, device_);  // knows the input limit for this model
+  // The limit alone: a Translator would also convert the shared model's weights.
+  const auto max_input_tokens = input_token_limit(*model_.model, base_.search, base_.max_input_tokens);
   auto model_section = config_to_json(config)["model"];
   return {{"family", config.model.arch},
           {"parameters", parameters},
@@ -70,7 +71,7 @@ nlohmann::json TranslationService::describe() const {
           {"has_attention", model_.model->has_attention()},
           {"attention_layers", model_.model->attention_layers()},
           {"max_positions", model_.model->max_positions()},
-          {"max_input_tokens", probe.input_token_limit()},
+          {"max_input_tokens", max_input_tokens},
           {"config", model_section}};
 }
 

@@ -11,10 +11,31 @@
 namespace nmt {
 namespace {
 
+// Fisher-Yates: items[i - 1] swaps with items[random() % i], i from n down to 2. The
+// partners are drawn kAhead swaps early and their cache lines fetched meanwhile: over
+// 20M pairs the random swaps wait on memory (half the time, measured), and the order of
+// draws, so the result, stays the same.
 template <typename Index>
 void shuffle_items(std::vector<Index>& items, uint64_t seed) {
+  constexpr size_t kAhead = 32;
   std::mt19937_64 random(seed);
-  for (size_t i = items.size(); i > 1; --i) std::swap(items[i - 1], items[random() % i]);
+  const size_t n = items.size();
+  if (n < 2) return;
+  const size_t swaps = n - 1;
+  size_t partners[kAhead];
+  size_t drawn = 0;
+  auto draw = [&] {
+    const size_t partner = random() % (n - drawn);
+    partners[drawn % kAhead] = partner;
+    __builtin_prefetch(&items[partner], 1);
+    ++drawn;
+  };
+  while (drawn < std::min(swaps, kAhead)) draw();
+  for (size_t s = 0; s < swaps; ++s) {
+    const size_t partner = partners[s % kAhead];
+    if (drawn < swaps) draw();  // reuses slot s % kAhead, read just above
+    std::swap(items[n - 1 - s], items[partner]);
+  }
 }
 
 bool within(const TokenCorpus& corpus, size_t pair, size_t max_length) {

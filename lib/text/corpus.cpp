@@ -1,8 +1,10 @@
 #include "nmt/text/corpus.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "nmt/base/error.h"
@@ -45,6 +47,7 @@ std::string utf8_problem(std::string_view text) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
   size_t i = 0;
   while (i < text.size()) {
+    if (bytes[i] == 0) return "NUL byte at byte " + std::to_string(i + 1);
     const int length = sequence_length(bytes[i]);
     if (length == 0 || i + length > text.size() || !valid_sequence(bytes + i, length))
       return "invalid UTF-8 byte " + hex_byte(bytes[i]) + " at byte " + std::to_string(i + 1);
@@ -57,8 +60,14 @@ bool is_blank(const std::string& line) {
   return line.find_first_not_of(" \t") == std::string::npos;
 }
 
-bool read_line(std::istream& in, std::string& line) {
-  if (!std::getline(in, line)) return false;
+bool read_line(std::istream& in, std::string& line, const std::string& name) {
+  errno = 0;
+  if (!std::getline(in, line)) {
+    // std::cin reads through stdio (sync_with_stdio): its read errors show in ferror().
+    const bool failed = in.bad() || (&in == &std::cin && std::ferror(stdin));
+    if (failed) throw Error("cannot read " + name + ": " + (errno != 0 ? std::strerror(errno) : "read error"));
+    return false;
+  }
   if (!line.empty() && line.back() == '\r') line.pop_back();
   return true;
 }
@@ -67,7 +76,7 @@ std::vector<std::string> read_lines(std::istream& in, const std::string& name, b
   std::vector<std::string> lines;
   std::string line;
   long number = 0;
-  while (read_line(in, line)) {
+  while (read_line(in, line, name)) {
     ++number;
     if (check_utf8) {
       if (auto problem = utf8_problem(line); !problem.empty()) throw Error(at_line(name, number, problem));
@@ -80,9 +89,7 @@ std::vector<std::string> read_lines(std::istream& in, const std::string& name, b
 std::vector<std::string> read_text_lines(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open " + path + ": " + std::strerror(errno));
-  auto lines = read_lines(in, path, true);
-  if (in.bad()) throw Error("cannot read " + path + ": " + std::strerror(errno));
-  return lines;
+  return read_lines(in, path, true);
 }
 
 ParallelCorpus read_parallel_corpus(const std::string& source_path, const std::string& target_path) {

@@ -6,17 +6,13 @@
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/directory_lock.h"
 #include "nmt/base/error.h"
+#include "nmt/base/new_directories.h"
 #include "nmt/base/sealed_file.h"
+#include "nmt/base/stable_hash.h"
 #include "nmt/text/tokenizer.h"
 
 namespace nmt {
 namespace {
-
-uint64_t fnv1a(const std::string& bytes) {
-  uint64_t hash = 1469598103934665603ULL;
-  for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ULL;
-  return hash;
-}
 
 // The cached file if it can be used as it is, else null and `why` says what is wrong.
 std::shared_ptr<const PreparedCorpus> usable(const std::string& path, const CorpusCacheRequest& r,
@@ -36,15 +32,6 @@ std::shared_ptr<const PreparedCorpus> usable(const std::string& path, const Corp
   }
 }
 
-// Creates `directory` and its missing parents; returns those it created, deepest first.
-std::vector<std::filesystem::path> create_directories(const std::filesystem::path& directory) {
-  std::vector<std::filesystem::path> created;
-  for (auto path = directory; !path.empty() && !std::filesystem::exists(path); path = path.parent_path())
-    created.push_back(path);
-  std::filesystem::create_directories(directory);
-  return created;
-}
-
 }  // namespace
 
 std::string cached_corpus_path(const CorpusCacheRequest& r) {
@@ -52,7 +39,7 @@ std::string cached_corpus_path(const CorpusCacheRequest& r) {
                    std::to_string(crc32_of(r.source_tokenizer->serialized())) + "\n" +
                    std::to_string(crc32_of(r.target_tokenizer->serialized()));
   char name[64];
-  std::snprintf(name, sizeof name, "%s-%016llx.nmtc", r.role.c_str(), static_cast<unsigned long long>(fnv1a(key)));
+  std::snprintf(name, sizeof name, "%s-%016llx.nmtc", r.role.c_str(), static_cast<unsigned long long>(stable_hash(key)));
   return (std::filesystem::path(r.cache_dir) / name).string();
 }
 
@@ -63,7 +50,8 @@ std::shared_ptr<const PreparedCorpus> open_cached_corpus(const CorpusCacheReques
     if (r.log) r.log("using the prepared corpus " + path);
     return corpus;
   }
-  const auto created = create_directories(r.cache_dir);
+  const NewDirectories created(r.cache_dir);
+  created.create();
   try {
     const auto lock = DirectoryLock::wait_for(r.cache_dir);
     if (auto corpus = usable(path, r, why)) {  // prepared by another process meanwhile
@@ -87,8 +75,7 @@ std::shared_ptr<const PreparedCorpus> open_cached_corpus(const CorpusCacheReques
     if (r.log) r.log("prepared " + path + ": " + describe(report));
     return PreparedCorpus::open(path);
   } catch (...) {
-    std::error_code ignored;
-    for (const auto& directory : created) std::filesystem::remove(directory, ignored);  // only if empty
+    created.remove_empty();  // what another process left there stays
     throw;
   }
 }

@@ -166,10 +166,8 @@ class PairReader {
     chunk.first_line = lines_ + 1;
     std::string source_line, target_line;
     while (chunk.source.size() < kChunkLines) {
-      const bool has_source = read_line(source_, source_line);
-      const bool has_target = read_line(target_, target_line);
-      check_stream(source_, source_path_);
-      check_stream(target_, target_path_);
+      const bool has_source = read_line(source_, source_line, source_path_);
+      const bool has_target = read_line(target_, target_line, target_path_);
       if (has_source != has_target) throw misaligned(has_source);
       if (!has_source) break;
       ++lines_;
@@ -186,14 +184,11 @@ class PairReader {
   }
 
  private:
-  static void check_stream(std::ifstream& in, const std::string& path) {
-    if (in.bad()) throw Error("cannot read " + path + ": " + std::strerror(errno));
-  }
   Error misaligned(bool source_longer) {
     auto& longer = source_longer ? source_ : target_;
     uint64_t rest = 1;
     std::string line;
-    while (read_line(longer, line)) ++rest;
+    while (read_line(longer, line, source_longer ? source_path_ : target_path_)) ++rest;
     const auto source_lines = lines_ + (source_longer ? rest : 0);
     const auto target_lines = lines_ + (source_longer ? 0 : rest);
     return Error("parallel corpus is not line-aligned: " + source_path_ + " has " + std::to_string(source_lines) +

@@ -187,8 +187,6 @@ PreparedSource describe_source(const std::string& path) {
   return source;
 }
 
-namespace {
-
 std::string source_change(const PreparedSource& then, const PreparedSource& now) {
   if (then.path != now.path) return "it was prepared from " + then.path + ", not " + now.path;
   if (then.bytes != now.bytes)
@@ -197,8 +195,6 @@ std::string source_change(const PreparedSource& then, const PreparedSource& now)
   if (then.modified_ns != now.modified_ns) return now.path + " was modified since it was prepared";
   return {};
 }
-
-}  // namespace
 
 std::string tokenizer_mismatch_reason(const PreparedCorpusInfo& info, const Tokenizer& source_tokenizer,
                                       const Tokenizer& target_tokenizer) {

@@ -232,7 +232,7 @@ std::vector<std::string> read_training_sentences(const TokenizerTrainOptions& op
     std::string line;
     long number = 0;
     uint64_t kept = 0;
-    while (read_line(in, line)) {
+    while (read_line(in, line, path)) {
       ++number;
       if (auto problem = utf8_problem(line); !problem.empty()) throw Error(at_line(path, number, problem));
       if (is_blank(line)) continue;

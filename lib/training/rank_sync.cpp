@@ -1,25 +1,16 @@
 // What the ranks of a data-parallel run exchange besides the batches' gradients' sums.
 #include "nmt/base/error.h"
+#include "nmt/base/stable_hash.h"
 #include "run.h"
 
 namespace nmt::training_run {
-namespace {
-
-uint64_t fingerprint(const std::string& bytes) {
-  uint64_t hash = 1469598103934665603ULL;  // FNV-1a: the same on every machine
-  for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ULL;
-  return hash;
-}
-
-}  // namespace
-
 // A distributed run goes wrong silently when the ranks train on different data; check
 // what can be checked, then give every rank rank 0's parameters.
 void synchronise_ranks(Run& run) {
   auto& group = *run.group;
   if (group.world_size() == 1) return;
-  group.check_same(static_cast<int64_t>(fingerprint(config_to_json(run.config).dump())), "the config");
-  group.check_same(static_cast<int64_t>(fingerprint(run.source_tokenizer->serialized() +
+  group.check_same(static_cast<int64_t>(stable_hash(config_to_json(run.config).dump())), "the config");
+  group.check_same(static_cast<int64_t>(stable_hash(run.source_tokenizer->serialized() +
                                                     run.target_tokenizer->serialized())), "the tokenizers");
   group.check_same(static_cast<int64_t>(run.train->size()), "the number of training pairs");
   group.check_same(static_cast<int64_t>(run.train->ids_checksum()), "the training corpus (its ids differ)");

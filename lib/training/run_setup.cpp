@@ -1,13 +1,12 @@
 // Starting a run: fresh or resumed from last.pt, the data, and checkpoint writing.
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/Generator.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/error.h"
+#include "nmt/base/new_directories.h"
 #include "nmt/models/checkpoint.h"
 #include "nmt/models/registry.h"
 #include "nmt/decoding/translator.h"
@@ -150,9 +149,9 @@ void refuse_config_changes(const Config& stored, Config given, const std::string
 }
 
 // Resuming: the stored config wins, except the limits given on this command line.
-// `checkpoint` is last.pt, or on ranks other than 0 a private copy of rank 0's.
+// `checkpoint` holds last.pt's bytes (rank 0's, on every rank).
 void load_for_resume(Run& run, const std::string& checkpoint) {
-  auto archive = read_checkpoint_archive(checkpoint);
+  auto archive = checkpoint_archive(checkpoint, run.path("last.pt"));
   auto stored = config_from_json(nlohmann::json::parse(read_stored_string(archive, "config")),
                                  run.path("last.pt"));
   if (run.options.config_given) refuse_config_changes(stored, run.options.config, run.path("last.pt"));
@@ -161,7 +160,7 @@ void load_for_resume(Run& run, const std::string& checkpoint) {
   if (o.max_epochs) stored.train.max_epochs = *o.max_epochs;
   if (o.max_time_minutes) stored.train.max_time_minutes = *o.max_time_minutes;
   run.config = stored;
-  auto loaded = load_model(checkpoint, run.device);
+  auto loaded = load_model(archive, run.path("last.pt"), run.device);
   for (const auto& [spm, stored_tokenizer, side] :
        {std::tuple{run.options.source_spm, &loaded.source_tokenizer, "source"},
         std::tuple{run.options.target_spm, &loaded.target_tokenizer, "target"}}) {
@@ -180,25 +179,17 @@ void load_for_resume(Run& run, const std::string& checkpoint) {
 }  // namespace
 
 // Only rank 0 reads the model directory (the others may be on machines that cannot see
-// it): its last.pt travels to the other ranks, which load it from a private temp file.
+// it): its last.pt travels to the other ranks, which load it from memory (no temp file).
 void resume(Run& run) {
   if (!run.is_main()) {
-    const auto bytes = run.group->broadcast_bytes("");
-    const auto copy = (std::filesystem::temp_directory_path() /
-                       ("nmt-resume-rank" + std::to_string(run.group->rank()) + "-" + std::to_string(::getpid()) + ".pt"))
-                          .string();
-    { std::ofstream(copy, std::ios::binary) << bytes; }
-    try {
-      load_for_resume(run, copy);
-    } catch (...) {
-      std::filesystem::remove(copy);
-      throw;
-    }
-    std::filesystem::remove(copy);
+    load_for_resume(run, run.group->broadcast_bytes(""));
     return;
   }
-  if (run.group->world_size() > 1) run.group->broadcast_bytes(read_file(run.path("last.pt"), "checkpoint"));
-  load_for_resume(run, run.path("last.pt"));
+  if (std::filesystem::is_directory(run.path("last.pt")))
+    throw Error(run.path("last.pt") + " is a directory, not a model file");
+  auto bytes = read_file(run.path("last.pt"), "checkpoint");
+  if (run.group->world_size() > 1) run.group->broadcast_bytes(bytes);
+  load_for_resume(run, bytes);
 }
 
 bool best_needs_repair(Run& run) {
@@ -257,12 +248,9 @@ std::shared_ptr<const PreparedCorpus> open_given(Run& run, const std::string& pa
   auto corpus = PreparedCorpus::open(path);
   const auto& info = corpus->info();
   auto why = tokenizer_mismatch_reason(info, *run.source_tokenizer, *run.target_tokenizer);
-  for (const auto* recorded : {&info.source, &info.target}) {
-    if (!why.empty() || !std::filesystem::exists(recorded->path)) continue;
-    const auto now = describe_source(recorded->path);
-    if (now.bytes != recorded->bytes || now.modified_ns != recorded->modified_ns)
-      why = recorded->path + " changed since it was prepared";
-  }
+  for (const auto* recorded : {&info.source, &info.target})
+    if (why.empty() && std::filesystem::exists(recorded->path))
+      why = source_change(*recorded, describe_source(recorded->path));
   if (!why.empty()) throw Error("cannot train on " + path + ": " + why + "; prepare it again (nmt-prepare)");
   run.log->message("using the prepared corpus " + path + " (made from " + info.source.path + " / " +
                    info.target.path + ")");
@@ -328,16 +316,12 @@ void load_training_corpus(Run& run) {
 void load_data(Run& run) {
   // A start that fails on its inputs leaves no directory behind: the cache directories
   // this start creates go again, with what was prepared in them, if anything fails.
-  std::filesystem::path created;
-  for (auto path = std::filesystem::absolute(cache_directory(run)); !std::filesystem::exists(path);
-       path = path.parent_path())
-    created = path;
+  const NewDirectories created(cache_directory(run));
   try {
     if (run.is_main()) load_validation(run);  // first: small, and only rank 0 validates
     load_training_corpus(run);
   } catch (...) {
-    std::error_code ignored;
-    if (!created.empty()) std::filesystem::remove_all(created, ignored);
+    created.remove_all();
     throw;
   }
 }

@@ -27,6 +27,25 @@ using namespace training_run;
 volatile std::sig_atomic_t stop_signal = 0;
 void on_signal(int signal) { stop_signal = signal; }
 
+// SIGINT and SIGTERM ask the run to stop at the next step while it trains; the handlers
+// found are back however the run ends (a throw included).
+class StopSignals {
+ public:
+  StopSignals() : previous_int_(std::signal(SIGINT, on_signal)), previous_term_(std::signal(SIGTERM, on_signal)) {
+    stop_signal = 0;
+  }
+  ~StopSignals() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  using Handler = void (*)(int);
+  Handler previous_int_, previous_term_;
+};
+
 void set_learning_rate(torch::optim::Adam& optimizer, double rate) {
   for (auto& group : optimizer.param_groups())
     static_cast<torch::optim::AdamOptions&>(group.options()).lr(rate);
@@ -150,12 +169,20 @@ std::string reached_limit(const Run& run) {
 }
 
 // One epoch's batches from p.batch_in_epoch on, until a stop; returns the stop reason.
-std::string train_epoch(Run& run, TrainingLoop& loop, TrainingResult& result, int64_t& agreed_signal) {
+std::string train_epoch(Run& run, TrainingLoop& loop, TrainingResult& result, int64_t& agreed_signal,
+                        bool& planned_before) {
   const auto& t = run.config.train;
   auto& p = run.progress;
+  const auto planning = std::chrono::steady_clock::now();
   const auto batches = make_batches(*run.train, t.batch_tokens, static_cast<uint64_t>(t.seed) * 1000003ULL + p.epoch,
                                     true, static_cast<size_t>(t.max_length));
   const auto count = static_cast<int64_t>(batches.size());
+  const double plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - planning).count();
+  char planned[160];
+  std::snprintf(planned, sizeof planned, "epoch %lld: %lld batches of %zu pairs, planned in %.2f s",
+                static_cast<long long>(p.epoch + 1), static_cast<long long>(count), batches.pairs(), plan_seconds);
+  if (!planned_before || plan_seconds >= 1.0) run.log->message(planned);  // the first: part of the start-up
+  planned_before = true;
   const auto rank = static_cast<int64_t>(run.group->rank());
   const int64_t batches_per_update = t.accumulate * run.group->world_size();
   std::string stop;
@@ -197,9 +224,7 @@ TrainingResult run_training(Run& run, double startup_seconds) {
   const auto& t = run.config.train;
   result.stop_reason = reached_limit(run);
   const bool train_now = result.stop_reason.empty();
-  stop_signal = 0;
-  auto previous_int = std::signal(SIGINT, on_signal);
-  auto previous_term = std::signal(SIGTERM, on_signal);
+  const StopSignals stop_signals;
   TrainingLoop loop(t, run.progress.elapsed_seconds, run.progress.step, run.progress.epoch);
   int64_t agreed_signal = 0;
   if (train_now) {
@@ -208,7 +233,9 @@ TrainingResult run_training(Run& run, double startup_seconds) {
     run.log->message("start-up took " + std::string(took) + " s; training from step " +
                      std::to_string(run.progress.step + 1));
   }
-  while (result.stop_reason.empty()) result.stop_reason = train_epoch(run, loop, result, agreed_signal);
+  bool planned_before = false;
+  while (result.stop_reason.empty())
+    result.stop_reason = train_epoch(run, loop, result, agreed_signal, planned_before);
   // A signal asks for a quick exit: save where we are, skip the final validation.
   if (run.is_main() && train_now) {
     if (agreed_signal == 0 && run.progress.step % t.valid_every != 0) validate_and_checkpoint(run);
@@ -216,8 +243,6 @@ TrainingResult run_training(Run& run, double startup_seconds) {
     if (agreed_signal == 0 && t.average_last > 0) write_averaged_model(run);
   }
   run.group->wait_for_main();  // the other ranks finish only once rank 0 has saved
-  std::signal(SIGINT, previous_int);
-  std::signal(SIGTERM, previous_term);
   result.steps = run.progress.step;
   result.epochs_completed = run.progress.epoch;
   result.best_metric = run.progress.best_metric;

@@ -62,7 +62,12 @@ double ValidationResult::metric(const std::string& name) const {
 ValidationResult validate(Seq2SeqModel& model, const ValidationSet& data, const Tokenizer& target_tokenizer,
                           int64_t batch_tokens, int64_t max_sentences, const torch::Device& device) {
   torch::NoGradGuard no_grad;
-  const bool was_training = model.is_training();
+  // The model goes back to the mode it was in however validation ends.
+  struct RestoreMode {
+    Seq2SeqModel& model;
+    bool training;
+    ~RestoreMode() { model.train(training); }
+  } restore{model, model.is_training()};
   model.eval();
   ValidationResult result;
   result.loss = mean_nll(model, data.encoded, batch_tokens, device);
@@ -85,7 +90,6 @@ ValidationResult validate(Seq2SeqModel& model, const ValidationSet& data, const 
     short_references += count_words < 4;
   }
   result.short_reference_share = count > 0 ? double(short_references) / double(count) : 0.0;
-  model.train(was_training);
   return result;
 }
 

@@ -66,7 +66,7 @@ cp "$WORK/valid.en" "$WORK/hyp.en"  # English: several words per line, so BLEU i
 grep -q "^BLEU = 100.00" "$WORK/scores.txt" && grep -q "^chrF2 = 100.00" "$WORK/scores.txt" \
   || fail "identical files do not score 100"
 expect_error "has 20" "$BIN/nmt-eval" --ref "$WORK/valid.de" <"$WORK/train.en"
-expect_error "<stdin>:3: invalid UTF-8" "$BIN/nmt-eval" --ref "$WORK/valid.de" <"$WORK/input.txt"
+expect_error "stdin:3: invalid UTF-8" "$BIN/nmt-eval" --ref "$WORK/valid.de" <"$WORK/input.txt"
 
 # Attention export and the heatmap page.
 head -3 "$WORK/valid.en" | "$BIN/nmt-align" --model "$MODEL" --html "$WORK/heat.html" --threads 1 >"$WORK/align.jsonl"
@@ -124,6 +124,12 @@ MASTER_PORT=$((20000 + RANDOM % 12000)) "$SRC/scripts/launch-local.sh" 2 "$BIN/n
 grep -q "distributed: 2 ranks" "$WORK/dist.log" || fail "no distributed message from rank 0"
 [ "$(grep -c '^steps 4' "$WORK/dist.out")" -eq 1 ] || fail "expected one summary line (rank 0) on stdout"
 [ -f "$WORK/dist/best.pt" ] || fail "no best.pt from the 2-rank run"
+# A 2-rank resume: rank 1 loads rank 0's last.pt from memory, so an unusable TMPDIR
+# (once a "damaged checkpoint" on rank 1) changes nothing.
+TMPDIR="$WORK/no-such-dir" MASTER_PORT=$((20000 + RANDOM % 12000)) "$SRC/scripts/launch-local.sh" 2 "$BIN/nmt-train" \
+  --config "$WORK/tiny.json" "${TRAIN[@]}" --model-dir "$WORK/dist" --max-steps 6 --threads 1 \
+  >"$WORK/dist2.out" 2>"$WORK/dist2.log" || { cat "$WORK/dist2.log" >&2; fail "2-rank resume with TMPDIR missing failed"; }
+grep -q '^steps 6' "$WORK/dist2.out" || { cat "$WORK/dist2.out" >&2; fail "the 2-rank resume did not reach step 6"; }
 expect_error "rank must be in [0, world size 2)" "$BIN/nmt-train" --config "$WORK/tiny.json" "${TRAIN[@]}" \
   --model-dir "$WORK/dist" --world-size 2 --rank 2
 echo "cli tests passed"

@@ -58,6 +58,22 @@ for tool in nmt-translate nmt-eval nmt-align nmt-train nmt-spm-train nmt-make-nu
   expect 2 "Run with --help" "$BIN/$tool" --no-such-flag
 done
 expect 2 "--beam" "$BIN/nmt-translate" --model "$MODEL" --beam many
+# Range messages are short (CLI11's own print 309-digit bounds), and more threads than
+# cores use the cores.
+expect 2 "-1 is not from 0 to 1024" "$BIN/nmt-translate" --model "$MODEL" --threads -1
+[ "$(wc -c <"$WORK/err")" -lt 200 ] || fail "--threads -1 message is $(wc -c <"$WORK/err") bytes"
+expect 2 "0 is not above 0" "$BIN/nmt-align" --model "$MODEL" --nbest 0
+expect 0 "is more than the $(nproc) cores here; using $(nproc)" "$BIN/nmt-translate" --model "$MODEL" --threads 1000 <"$WORK/in.txt"
+
+# A read error on stdin is an error, not an empty input.
+expect 1 "cannot read stdin: Is a directory" "$BIN/nmt-translate" --model "$MODEL" <"$WORK"
+expect 1 "cannot read stdin: Is a directory" "$BIN/nmt-align" --model "$MODEL" <"$WORK"
+expect 1 "cannot read stdin: Is a directory" "$BIN/nmt-eval" --ref "$WORK/in.txt" <"$WORK"
+# A NUL byte is no text: a warning naming the line and an empty output line, like invalid UTF-8.
+printf '%s\n' "$(head -1 "$WORK/in.txt")" >"$WORK/nul.txt"
+printf 'a\0b\n' >>"$WORK/nul.txt"
+expect 0 "line 2: NUL byte at byte 2" "$BIN/nmt-translate" --model "$MODEL" <"$WORK/nul.txt"
+[ "$(sed -n 2p "$WORK/out")" = "" ] && [ -n "$(sed -n 1p "$WORK/out")" ] || fail "NUL line: output $(cat -A "$WORK/out")"
 "$BIN/nmt-translate" --help >"$WORK/help.txt" || fail "--help does not exit 0"
 grep -q -- "--beam" "$WORK/help.txt" || fail "--help does not list the options"
 
@@ -164,6 +180,21 @@ expect 1 "changing.en changed since it was prepared" "$BIN/nmt-train" "${TRAIN_P
 "$BIN/nmt-train" "${TRAIN_PREPARED[@]}" --train-data "$WORK/c.nmtc" --model-dir "$WORK/p2" >/dev/null 2>"$WORK/err" ||
   { cat "$WORK/err" >&2; fail "nmt-train --train-data failed"; }
 [ -z "$(ls -A "$WORK/p2/data-cache" | grep -v '^valid-')" ] || fail "--train-data was copied into the data cache"
+
+# Two runs that share a --data-cache and start together: one prepares (under the cache's
+# lock), the other waits and maps what it made; the corpus is never prepared twice.
+for _ in $(seq 170); do cat "$WORK/train.en"; done >"$WORK/big.en"
+for _ in $(seq 170); do cat "$WORK/train.de"; done >"$WORK/big.de"
+SHARED=(--config "$WORK/tiny.json" --train-src "$WORK/big.en" --train-tgt "$WORK/big.de" --valid-src "$WORK/valid.en"
+        --valid-tgt "$WORK/valid.de" "${PREP[@]}" --threads 1 --max-steps 1 --data-cache "$WORK/shared-cache")
+"$BIN/nmt-train" "${SHARED[@]}" --model-dir "$WORK/s1" >/dev/null 2>"$WORK/s1.err" & first=$!
+"$BIN/nmt-train" "${SHARED[@]}" --model-dir "$WORK/s2" >/dev/null 2>"$WORK/s2.err" & second=$!
+wait "$first" || { cat "$WORK/s1.err" >&2; fail "the first of two runs on one cache failed"; }
+wait "$second" || { cat "$WORK/s2.err" >&2; fail "the second of two runs on one cache failed"; }
+[ "$(cat "$WORK/s1.err" "$WORK/s2.err" | grep -c "^preparing .*big.en")" -eq 1 ] ||
+  { cat "$WORK/s1.err" "$WORK/s2.err" >&2; fail "two runs on one cache did not prepare it exactly once"; }
+[ "$(cat "$WORK/s1.err" "$WORK/s2.err" | grep -c "^using the prepared corpus .*train-")" -eq 1 ] ||
+  fail "the run that did not prepare did not use the other's corpus"
 
 # A disk that fills while preparing: an error naming the file, and nothing left behind.
 mkdir -p "$WORK/small-disk"

@@ -1,7 +1,9 @@
 // The config: JSON round trip, the family sections, the old flat format, overrides.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <fstream>
+#include <vector>
 
 #include "nmt/base/config.h"
 #include "nmt/base/error.h"
@@ -100,7 +102,7 @@ TEST_CASE("overrides take new and old key names", "[config]") {
 TEST_CASE("range checks name the field", "[config]") {
   Config config;
   config.train.batch_tokens = 0;
-  CHECK_THROWS_WITH(config.validate(), Catch::Contains("train.batch_tokens must be positive"));
+  CHECK_THROWS_WITH(config.validate(), Catch::Contains("train.batch_tokens is 0; it must be >= 1"));
   config = Config{};
   config.model.dropout = 1.0;
   CHECK_THROWS_WITH(config.validate(), Catch::Contains("model.dropout"));
@@ -110,4 +112,46 @@ TEST_CASE("range checks name the field", "[config]") {
   CHECK_THROWS_WITH(config.validate(), Catch::Contains("warmup_steps must be > 0 with schedule noam"));
   config.train.schedule = "constant";
   CHECK_NOTHROW(config.validate());
+}
+
+TEST_CASE("every number field's bounds are checked, whatever the schedule", "[config]") {
+  // {override, accepted}: each bound with a value just outside and one on it.
+  const std::vector<std::pair<std::string, bool>> cases = {
+      {"train.plateau_factor=0", false},      {"train.plateau_factor=1", false},
+      {"train.plateau_factor=-1", false},     {"train.plateau_factor=2", false},
+      {"train.plateau_factor=0.99", true},    {"train.plateau_patience=0", false},
+      {"train.plateau_patience=1", true},     {"train.patience=-1", false},
+      {"train.patience=0", true},             {"train.min_learning_rate=-1", false},
+      {"train.min_learning_rate=0", true},    {"train.learning_rate=0", false},
+      {"train.adam_beta1=1", false},          {"train.adam_beta1=0", true},
+      {"train.adam_beta2=1.5", false},        {"train.adam_eps=0", false},
+      {"train.weight_decay=-0.1", false},     {"train.clip_norm=-1", false},
+      {"train.label_smoothing=1", false},     {"train.label_smoothing=0", true},
+      {"train.accumulate=0", false},          {"train.max_length=0", false},
+      {"train.warmup_steps=-1", false},       {"train.max_steps=-1", false},
+      {"train.max_epochs=-1", false},         {"train.max_time_minutes=-0.5", false},
+      {"train.valid_every=0", false},         {"train.log_every=0", false},
+      {"train.keep_last=-1", false},          {"train.average_last=-1", false},
+      {"train.save_every=-1", false},         {"train.valid_max_sentences=-1", false},
+      {"train.seed=-1", false},               {"train.seed=0", true},
+      {"model.dropout=-0.1", false},          {"model.transformer.attention_dropout=1", false},
+      {"model.transformer.heads=0", false},   {"model.transformer.max_positions=0", false},
+      {"model.rnn.layers=0", false},          {"model.rnn.hidden_dim=1", true},
+  };
+  for (const auto& [assignment, accepted] : cases) {
+    Config config;
+    config.train.schedule = "plateau";  // not what every case is about: a bound holds whatever the schedule
+    if (assignment.rfind("train.plateau", 0) == 0) config.train.schedule = "noam";
+    nmt::apply_override(config, assignment);
+    INFO(assignment);
+    if (accepted) {
+      CHECK_NOTHROW(config.validate());
+    } else {
+      const auto field = assignment.substr(0, assignment.find('='));
+      CHECK_THROWS_WITH(config.validate(), Catch::Contains(field + " is ") && Catch::Contains("it must be"));
+    }
+  }
+  Config nan;
+  nan.train.learning_rate = std::nan("");
+  CHECK_THROWS_WITH(nan.validate(), Catch::Contains("train.learning_rate is nan"));
 }

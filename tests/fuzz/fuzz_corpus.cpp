@@ -20,6 +20,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (problem.empty()) __builtin_trap();  // refused although the whole input is valid UTF-8
   }
   std::istringstream raw(bytes);
-  for (std::string line; nmt::read_line(raw, line);) (void)nmt::is_blank(line);
+  for (std::string line; nmt::read_line(raw, line, "input");) (void)nmt::is_blank(line);
   return 0;
 }

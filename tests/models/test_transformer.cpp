@@ -102,6 +102,28 @@ TEST_CASE("Transformer step-by-step decoding equals the teacher-forced pass", "[
   }
 }
 
+TEST_CASE("Transformer step that throws leaves its state's caches in place", "[transformer]") {
+  auto model = eval_model(small_config());
+  torch::NoGradGuard no_grad;
+  auto expected = torch::log_softmax(model->forward(kSource(), kTarget()).logits, -1);
+  auto state = model->initial_state(model->encode(kSource()));
+  auto& transformer_state = dynamic_cast<nmt::TransformerState&>(*state);
+  CHECK(max_diff(model->step(kTarget().select(1, 0), *state).log_probs, expected.select(1, 0)) < 1e-5);
+  // The last layer's encoder keys of a wrong width: the step throws after the first
+  // layer has written its cache.
+  const auto keys = transformer_state.memory.back().keys;
+  transformer_state.memory.back().keys = torch::zeros({2, 2, 5, 3});
+  CHECK_THROWS(model->step(kTarget().select(1, 1), *state));
+  for (size_t layer = 0; layer < 2; ++layer) {
+    CHECK(transformer_state.self_attention.keys(layer).defined());
+    CHECK(transformer_state.self_attention.values(layer).defined());
+  }
+  // The same step again, with the keys back, gives the teacher-forced result.
+  transformer_state.memory.back().keys = keys;
+  for (int64_t t = 1; t < kTarget().size(1); ++t)
+    CHECK(max_diff(model->step(kTarget().select(1, t), *state).log_probs, expected.select(1, t)) < 1e-5);
+}
+
 TEST_CASE("Transformer output does not depend on padding in the batch", "[transformer]") {
   auto model = eval_model(small_config("post"));
   torch::NoGradGuard no_grad;

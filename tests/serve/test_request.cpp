@@ -1,6 +1,8 @@
 // Request checks: every bad input class is a RequestError with a 4xx status naming it.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "nmt/serve/request.h"
 
 using namespace nmt::serve;
@@ -63,4 +65,14 @@ TEST_CASE("bad requests are refused with a status naming the problem", "[serve]"
   CHECK(status_of(R"([{"src": "ok", "id": "x"}])", true) == 400);
   CHECK(status_of(R"([])", true) == 400);
   CHECK_THROWS_WITH(parse_translate_request(R"({"text": ["ok", 2]})", {}, {}), Catch::Contains("text[1]"));
+}
+
+TEST_CASE("the request size limit saturates instead of wrapping", "[serve]") {
+  RequestLimits limits;
+  CHECK(max_request_bytes(limits) == 64 * (1024 * 6 + 64) + 4096);
+  limits.max_line_bytes = std::numeric_limits<size_t>::max() / 4;
+  CHECK(max_request_bytes(limits) == std::numeric_limits<size_t>::max());
+  limits.max_line_bytes = 1024;
+  limits.max_lines = std::numeric_limits<size_t>::max() / 1000;
+  CHECK(max_request_bytes(limits) == std::numeric_limits<size_t>::max());
 }

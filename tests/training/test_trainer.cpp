@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -154,7 +155,12 @@ TEST_CASE("a diverging run stops with an error instead of saving NaN weights", "
   auto config = test::tiny_config("gru");
   config.train.learning_rate = 1e30;  // the first update blows the weights up
   config.train.clip_norm = 0;
+  const auto handler = [](int) {};
+  const auto before_int = std::signal(SIGINT, handler), before_term = std::signal(SIGTERM, handler);
   CHECK_THROWS_WITH(train(test::tiny_trainer_options(dir, config, "run")),
                     Catch::Contains("training loss became") && Catch::Contains("learning_rate"));
   CHECK_FALSE(std::filesystem::exists(dir.file("run/best.pt")));
+  // The run's stop handlers are gone again, though it ended in an exception.
+  CHECK(std::signal(SIGINT, before_int) == handler);
+  CHECK(std::signal(SIGTERM, before_term) == handler);
 }

@@ -37,3 +37,18 @@ TEST_CASE("validation scores every metric, exact match against normalised refere
   CHECK(result.metric("loss") == Approx(-result.loss));
   CHECK_THROWS(result.metric("ter"));
 }
+
+TEST_CASE("a validation that throws leaves the model in the mode it found", "[validation]") {
+  test::ScratchDir dir;
+  test::make_tiny_task(dir);
+  auto model = test::random_model(dir, "transformer", 3);
+  ValidationSet data;
+  data.encoded.source = {{1, 2, 100000}};  // an id beyond the vocabulary: the embedding throws
+  data.encoded.target = {{1, 2}};
+  data.encoded.line_numbers = {1};
+  data.references = {"a"};
+  data.normalised_references = {"a"};
+  model.model->train();
+  CHECK_THROWS(validate(*model.model, data, model.target_tokenizer, 4096, 0, torch::kCPU));
+  CHECK(model.model->is_training());
+}

@@ -14,8 +14,13 @@ std::string read_file(const std::string& path, const std::string& what);
 /// "cannot write PATH: REASON"; on failure an existing regular file is left unchanged.
 void write_file_atomically(const std::string& path, const std::string& contents);
 
-/// Several files committed together: all temporaries are written first, then renamed.
-/// If anything fails before commit(), the temporaries are removed and no target changes.
+/// Several files committed together: all temporaries are written (and synced) first, then
+/// renamed one by one. What it guarantees: a failure before commit() changes no target;
+/// each target is at any moment its old file or its whole new one, never a mix. What it
+/// does not: the group is not one atomic step. A crash or a rename that fails during
+/// commit() can leave the first targets new and the later ones old (commit() then throws
+/// naming the target, and the temporaries not yet renamed are removed). Callers that need
+/// the files to agree must check that on reading (checkpoints carry their step).
 class AtomicFileGroup {
  public:
   AtomicFileGroup() = default;

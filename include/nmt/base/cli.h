@@ -15,7 +15,19 @@ struct CommonOptions {
 /// Adds --version (prints project and LibTorch version, then exits) and --threads.
 void add_common_options(CLI::App& app, CommonOptions& options);
 
-/// Applies --threads to LibTorch (intra-op pool) and returns the count used.
+/// Range checks for number options whose messages stay short ("--beam: 40 is not from 1
+/// to 32"; CLI11's own print both bounds with six decimals, a 309-digit one included).
+/// Bounds are inclusive, except positive()'s 0.
+CLI::Validator in_range(double low, double high);
+CLI::Validator at_least(double low);
+CLI::Validator positive();
+
+/// The most --threads a tool accepts; more than the cores is allowed but warned about.
+constexpr int kMaxThreads = 1024;
+
+/// Applies --threads to LibTorch (intra-op pool) and returns the count used: 0 means every
+/// core; more than the cores uses the cores, saying so on stderr (threads beyond them
+/// only wait for each other: 1000 threads took 1.1 s for one line on 2 cores).
 int apply_threads(int requested);
 
 /// Exit codes of every tool: 0 success, 1 failure (bad input, a failed write, ...),

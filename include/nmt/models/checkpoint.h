@@ -24,6 +24,9 @@ struct LoadedModel {
 /// Loads a checkpoint for inference: builds the model from the stored config, loads
 /// its weights, puts it in eval mode on `device`. Throws nmt::Error naming the file.
 LoadedModel load_model(const std::string& path, const torch::Device& device = torch::kCPU);
+/// The same from an archive already read; `path` names it in errors.
+LoadedModel load_model(torch::serialize::InputArchive& archive, const std::string& path,
+                       const torch::Device& device = torch::kCPU);
 
 /// Writes weights, config and tokenizers; `extra` (optimizer, progress...) is written
 /// under the "training" key when given. Atomic: temp file + fsync + rename.
@@ -34,6 +37,8 @@ void save_checkpoint(const std::string& path, const Config& config, Seq2SeqModel
 /// Reads a checkpoint's archive (for resuming): checks the seal (checksum) first.
 /// Throws nmt::Error naming the file: missing, corrupted, truncated, or not a checkpoint.
 torch::serialize::InputArchive read_checkpoint_archive(const std::string& path);
+/// The same from a checkpoint file's bytes already in memory (`path` names it in errors).
+torch::serialize::InputArchive checkpoint_archive(const std::string& bytes, const std::string& path);
 /// The step stored in an archive, -1 if none.
 int64_t checkpoint_step(torch::serialize::InputArchive& archive);
 

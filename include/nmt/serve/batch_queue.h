@@ -69,6 +69,8 @@ class BatchQueue {
   /// When the oldest pending job is due (see the top of this file). pending_ not empty.
   std::chrono::steady_clock::time_point due_time() const;
   void run_batch(std::vector<Job>& batch);
+  // One wait for work and the batches it makes ready; false once stopped and drained.
+  bool serve_round();
 
   BatchBackend backend_;
   BatchSettings settings_;

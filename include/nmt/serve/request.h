@@ -30,6 +30,11 @@ struct RequestLimits {
   int max_beam = 32;             ///< beam (and so nbest) per request
 };
 
+/// The most bytes a request body may have under `limits`: max_lines lines of
+/// max_line_bytes, each byte escaped (\u00XX) in the worst case, plus the JSON around
+/// them. Saturates at SIZE_MAX instead of wrapping for huge limits.
+size_t max_request_bytes(const RequestLimits& limits);
+
 class RequestError : public Error {
  public:
   RequestError(int status, const std::string& message) : Error(message), status_(status) {}

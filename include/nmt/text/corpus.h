@@ -9,15 +9,18 @@
 
 namespace nmt {
 
-/// Empty when `text` is valid UTF-8, else a short description such as
-/// "invalid UTF-8 byte 0xff at column 17".
+/// Empty when `text` is valid UTF-8 without NUL bytes, else a short description such as
+/// "invalid UTF-8 byte 0xff at byte 17" or "NUL byte at byte 3" (a NUL is valid UTF-8 but
+/// no text: it ends strings in SentencePiece and in most tools a translation goes to).
 std::string utf8_problem(std::string_view text);
 
 /// True for a line of only spaces and tabs (or nothing).
 bool is_blank(const std::string& line);
 
-/// std::getline that also drops a trailing "\r" (Windows line endings).
-bool read_line(std::istream& in, std::string& line);
+/// std::getline that also drops a trailing "\r" (Windows line endings). False at the end
+/// of the stream; a read error (stdin a directory, an I/O error) throws nmt::Error
+/// "cannot read NAME: REASON" instead of looking like the end.
+bool read_line(std::istream& in, std::string& line, const std::string& name);
 
 /// All lines of a stream (trailing "\r" dropped). With `check_utf8`, invalid UTF-8
 /// throws nmt::Error as "name:line: ..."; without, lines are returned as they are

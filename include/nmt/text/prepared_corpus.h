@@ -120,6 +120,8 @@ PreparedSource describe_source(const std::string& path);
 std::string mismatch_reason(const PreparedCorpusInfo& info, const PreparedSource& source,
                             const PreparedSource& target, const Tokenizer& source_tokenizer,
                             const Tokenizer& target_tokenizer);
+/// Why a source recorded as `then` is not the file `now` describes, or "" when it is.
+std::string source_change(const PreparedSource& then, const PreparedSource& now);
 /// Only the tokenizers (a prepared file given directly, whose sources may be gone).
 std::string tokenizer_mismatch_reason(const PreparedCorpusInfo& info, const Tokenizer& source_tokenizer,
                                       const Tokenizer& target_tokenizer);

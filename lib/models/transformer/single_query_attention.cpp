@@ -90,7 +90,12 @@ bool single_query_applies(const torch::Tensor& query, const KeyValue& memory,
   const bool bias_ok = !bias.defined() || (plain(bias) && bias.size(1) == 1 &&
                                            bias.size(2) == 1 && bias.size(0) == memory_rows &&
                                            bias.size(3) == memory.keys.size(2));
-  return query.size(2) == 1 && plain(query) && plain(memory.keys) && plain(memory.values) &&
+  // The kernel reads raw memory: shapes that disagree go to the matmul path, which refuses them.
+  const auto& keys = memory.keys;
+  const bool shapes_agree = keys.dim() == 4 && keys.sizes() == memory.values.sizes() &&
+                            keys.size(1) == query.size(1) && keys.size(3) == query.size(3) &&
+                            (rows.defined() || keys.size(0) >= query.size(0));
+  return query.size(2) == 1 && plain(query) && plain(memory.keys) && plain(memory.values) && shapes_agree &&
          rows_ok && bias_ok;
 }
 

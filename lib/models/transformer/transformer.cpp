@@ -195,15 +195,16 @@ StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderS
   auto x = embed(target_embedding_, previous_tokens.unsqueeze(1), state.step);  // [B, 1, D]
   StepOutput out;
   if (state.want_attention) out.layer_attention.reserve(decoder_layers_.size());
-  auto caches = state.self_attention.open(x.size(0), state.step);
-  for (size_t i = 0; i < decoder_layers_.size(); ++i) {
-    const KeyValue memory{state.memory[i].keys, state.memory[i].values, state.sentence_rows};
-    // No self-attention mask: attention reads only the filled positions <= the current one.
-    auto result = decoder_layers_[i]->forward(x, torch::Tensor(), memory, state.source_bias, &caches[i]);
-    x = result.output;
-    if (state.want_attention) out.layer_attention.push_back(result.cross_weights.squeeze(2));  // [B, H, S]
+  {
+    auto caches = state.self_attention.open(x.size(0), state.step);  // back in the state at the '}'
+    for (size_t i = 0; i < decoder_layers_.size(); ++i) {
+      const KeyValue memory{state.memory[i].keys, state.memory[i].values, state.sentence_rows};
+      // No self-attention mask: attention reads only the filled positions <= the current one.
+      auto result = decoder_layers_[i]->forward(x, torch::Tensor(), memory, state.source_bias, &caches[i]);
+      x = result.output;
+      if (state.want_attention) out.layer_attention.push_back(result.cross_weights.squeeze(2));  // [B, H, S]
+    }
   }
-  state.self_attention.close(caches);
   out.log_probs = torch::log_softmax(project_output(x).squeeze(1), -1);
   if (state.want_attention) out.attention = out.layer_attention[alignment_layer_].mean(1);  // [B, S]
   ++state.step;
