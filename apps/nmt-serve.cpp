@@ -100,12 +100,11 @@ int main(int argc, char** argv) {
     const auto model_info = service.describe();  // now: afterwards only the worker touches the model
     const int threads = at::get_num_threads();
     nmt::serve::BatchBackend backend{
-        [&service, threads](const std::vector<std::string>& lines, const nmt::serve::JobOptions& options) {
-          static thread_local const bool pool = (at::set_num_threads(threads), true);  // the worker's one pool
-          (void)pool;
+        [&service](const std::vector<std::string>& lines, const nmt::serve::JobOptions& options) {
           return service.translate(lines, options);
         },
-        [&service](const std::string& line) { return service.cost(line); }};
+        [&service](const std::string& line) { return service.cost(line); },
+        [threads] { at::set_num_threads(threads); }};  // the worker's one OpenMP pool
     nmt::serve::BatchQueue queue(std::move(backend), batching);
     nmt::serve::HttpServer server(queue, model_info, settings);
     server.bind();

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Decoding speed on Multi30k test_2016_flickr.de (1,000 lines), default batching, alpha 0.6:
 # for beam 1 and 5, 1 and 2 threads, fp32, bf16 (where the CPU has AVX512-BF16) and int8
-# (where it has AVX512-VNNI):
+# (where it has AVX2; 7-bit weights without AVX512-VNNI):
 # sentences/s and target tokens/s (nmt-translate's own summary, model loading excluded),
 # --batch-size 1 latency (ms per sentence, first LATENCY_LINES lines), peak RSS and BLEU.
 # BASELINE=DIR/nmt-translate (e.g. a build of the previous commit) adds each figure's
@@ -24,7 +24,7 @@ if [ -n "${PRECISIONS:-}" ]; then
 else
   precisions=(fp32)
   grep -qw avx512_bf16 /proc/cpuinfo && precisions+=(bf16)
-  grep -qw avx512_vnni /proc/cpuinfo && precisions+=(int8)
+  grep -qw avx2 /proc/cpuinfo && precisions+=(int8)
 fi
 
 # run BINARY OUT ARGS...: one nmt-translate run; prints "sentences/s tokens/s rss_mib seconds"

@@ -16,7 +16,7 @@ stage "installing Debian packages"
 bash scripts/install-deps.sh
 stage "building the tools (the tests are built by scripts/test.sh)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$(nproc)" --target nmt-make-numbers nmt-spm-train nmt-train nmt-translate nmt-eval nmt-align
+cmake --build build -j"$(nproc)" --target quickstart-tools
 stage "generating the number-words task (data/numbers)"
 build/bin/nmt-make-numbers --output-dir data/numbers --seed 1
 mkdir -p work/numbers

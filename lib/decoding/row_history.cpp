@@ -1,6 +1,8 @@
 // Per-row token / attention bookkeeping shared by the searches (see search_internal.h).
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "nmt/base/error.h"
@@ -10,16 +12,10 @@
 namespace nmt::search_detail {
 namespace {
 
-// hist: [rows, t, ...] or undefined (t = 0); step_rows: [rows, ...].
-torch::Tensor append_step(const torch::Tensor& hist, const torch::Tensor& step_rows) {
-  auto step = step_rows.unsqueeze(1);
-  return hist.defined() ? torch::cat({hist, step}, 1) : step;
-}
+std::atomic<int64_t> elements_copied{0};
 
-// One row's history [t, ...] followed by this step's row [...] -> [t + 1, ...].
-torch::Tensor row_with_step(const torch::Tensor& hist, int64_t row, const torch::Tensor& step) {
-  auto last = step[row].unsqueeze(0);
-  return hist.defined() ? torch::cat({hist[row], last}, 0) : last;
+void count_copied(const torch::Tensor& written) {
+  elements_copied.fetch_add(written.numel(), std::memory_order_relaxed);
 }
 
 // Attention is trimmed to the sentence's real source positions (the last dimension),
@@ -35,99 +31,153 @@ void require_attention(const StepOutput& out, bool layers) {
     throw Error("search: the model has attention layers but step() returned none");
 }
 
+// `history` [t, ...] followed by `last` [...] -> [t + 1, ...].
+torch::Tensor with_row(const torch::Tensor& history, const torch::Tensor& last) {
+  return torch::cat({history, last.unsqueeze(0)}, 0);
+}
+
 }  // namespace
+
+int64_t RowStore::append(const torch::Tensor& rows) {
+  const int64_t n = rows.size(0);
+  if (!buffer_.defined() || used_ + n > buffer_.size(0)) {
+    auto sizes = rows.sizes().vec();
+    sizes[0] = std::max<int64_t>({64, used_ + n, buffer_.defined() ? 2 * buffer_.size(0) : 0});
+    auto grown = torch::empty(sizes, rows.options());
+    if (used_ > 0) {
+      grown.narrow(0, 0, used_).copy_(buffer_.narrow(0, 0, used_));
+      count_copied(buffer_.narrow(0, 0, used_));
+    }
+    buffer_ = std::move(grown);
+  }
+  buffer_.narrow(0, used_, n).copy_(rows);
+  count_copied(rows);
+  const int64_t first = used_;
+  used_ += n;
+  return first;
+}
+
+torch::Tensor RowStore::gather(const std::vector<int64_t>& indices) const {
+  if (indices.empty()) return torch::Tensor();
+  auto rows = buffer_.index_select(0, to_tensor(indices, buffer_.device()));
+  count_copied(rows);
+  return rows;
+}
 
 RowHistory::RowHistory(int64_t rows, bool keep_attention, bool keep_layer_attention,
                        bool track_coverage)
-    : paths_(static_cast<size_t>(rows)),
+    : log_probs_(static_cast<size_t>(rows), 0.0),
       keep_attention_(keep_attention),
       keep_layer_attention_(keep_layer_attention),
       track_coverage_(track_coverage) {}
 
+RowHistory::Trace RowHistory::trace(int64_t row) const {
+  const size_t length = steps_.size();
+  Trace trace;
+  trace.tokens.resize(length);
+  trace.token_log_probs.resize(length);
+  const bool stored = keep_attention_ || keep_layer_attention_;
+  if (stored) trace.attention_rows.resize(length);
+  for (size_t t = length; t-- > 0;) {
+    const Step& step = steps_[t];
+    const int32_t parent = step.parent[row];
+    trace.tokens[t] = step.token[row];
+    trace.token_log_probs[t] = step.token_log_prob[row];
+    if (stored) trace.attention_rows[t] = step.attention_offset + parent;
+    row = parent;
+  }
+  return trace;
+}
+
 Hypothesis RowHistory::finish(int64_t row, float eos_log_prob, const StepOutput& out,
                               const SourceInfo& source, const SearchOptions& options) const {
-  Path path = paths_[row];
-  path.token_log_probs.push_back(eos_log_prob);
-  path.log_prob += eos_log_prob;
-  torch::Tensor attention, coverage;
-  std::vector<torch::Tensor> layers;
   if (keep_attention_ || track_coverage_) require_attention(out, keep_layer_attention_);
-  if (keep_attention_) attention = row_with_step(attention_, row, out.attention.to(torch::kFloat));
-  if (keep_layer_attention_) {
-    for (size_t l = 0; l < out.layer_attention.size(); ++l) {
-      auto hist = l < layer_attention_.size() ? layer_attention_[l] : torch::Tensor();
-      layers.push_back(row_with_step(hist, row, out.layer_attention[l].to(torch::kFloat)));
-    }
-  }
+  auto path = trace(row);
+  path.token_log_probs.push_back(eos_log_prob);
+  torch::Tensor coverage;
   if (track_coverage_) {
     coverage = out.attention[row].to(torch::kFloat);
     if (coverage_.defined()) coverage = coverage + coverage_[row];
   }
-  return make(path, true, attention, std::move(layers), coverage, source, options);
+  return make(std::move(path), log_probs_[row] + eos_log_prob, true, &out, row, coverage, source, options);
 }
 
-Hypothesis RowHistory::cut(int64_t row, const SourceInfo& source,
-                           const SearchOptions& options) const {
-  torch::Tensor attention, coverage;
-  std::vector<torch::Tensor> layers;
-  if (keep_attention_) {
-    // Cut before the first step: no rows yet, but still a [0, S'] tensor.
-    attention = attention_.defined() ? attention_[row] : torch::zeros({0, source.positions});
-  }
-  if (keep_layer_attention_)
-    for (const auto& hist : layer_attention_) layers.push_back(hist[row]);
-  if (track_coverage_ && coverage_.defined()) coverage = coverage_[row];
-  return make(paths_[row], false, attention, std::move(layers), coverage, source, options);
+Hypothesis RowHistory::cut(int64_t row, const SourceInfo& source, const SearchOptions& options) const {
+  const auto coverage = track_coverage_ && coverage_.defined() ? coverage_[row] : torch::Tensor();
+  return make(trace(row), log_probs_[row], false, nullptr, row, coverage, source, options);
 }
 
-Hypothesis RowHistory::make(const Path& path, bool finished, torch::Tensor attention,
-                            std::vector<torch::Tensor> layer_attention,
+Hypothesis RowHistory::make(Trace path, double log_prob, bool finished, const StepOutput* eos_step, int64_t row,
                             const torch::Tensor& coverage, const SourceInfo& source,
                             const SearchOptions& options) const {
   Hypothesis h;
-  h.tokens = path.tokens;
+  h.tokens = std::move(path.tokens);
   h.finished = finished;
-  h.log_prob = path.log_prob;
-  h.token_log_probs = path.token_log_probs;
+  h.log_prob = log_prob;
+  h.token_log_probs = std::move(path.token_log_probs);
   std::vector<float> coverage_mass;
   if (coverage.defined()) coverage_mass = to_float_vector(coverage.narrow(0, 0, source.positions));
-  h.score = hypothesis_score(h.log_prob, static_cast<int64_t>(h.token_log_probs.size()),
-                             coverage_mass, options);
-  if (attention.defined()) h.attention = trim(attention, source.positions);
-  for (const auto& layer : layer_attention) h.layer_attention.push_back(trim(layer, source.positions));
+  h.score = hypothesis_score(h.log_prob, static_cast<int64_t>(h.token_log_probs.size()), coverage_mass, options);
+  if (keep_attention_) {
+    // The steps so far, then the eos step's own row; a cut before the first step: [0, S'].
+    auto attention = attention_.gather(path.attention_rows);
+    if (eos_step != nullptr) {
+      const auto last = eos_step->attention[row].to(torch::kFloat);
+      attention = attention.defined() ? with_row(attention, last) : last.unsqueeze(0);
+    }
+    h.attention = attention.defined() ? trim(attention, source.positions) : torch::zeros({0, source.positions});
+  }
+  if (keep_layer_attention_) {
+    const size_t layers = eos_step != nullptr ? eos_step->layer_attention.size() : layer_attention_.size();
+    for (size_t l = 0; l < layers; ++l) {
+      auto attention = l < layer_attention_.size() ? layer_attention_[l].gather(path.attention_rows) : torch::Tensor();
+      if (eos_step != nullptr) {
+        const auto last = eos_step->layer_attention[l][row].to(torch::kFloat);
+        attention = attention.defined() ? with_row(attention, last) : last.unsqueeze(0);
+      }
+      h.layer_attention.push_back(trim(attention, source.positions));
+    }
+  }
   return h;
 }
 
 void RowHistory::advance(const std::vector<int64_t>& origin, const torch::Tensor& origin_tensor,
                          bool identity, const std::vector<int64_t>& tokens,
                          const std::vector<float>& log_probs, const StepOutput& out) {
-  // A row's path is moved at the last use of its origin and copied before that.
-  std::vector<int64_t> last_use(paths_.size(), -1);
-  for (size_t i = 0; i < origin.size(); ++i) last_use[origin[i]] = static_cast<int64_t>(i);
-  std::vector<Path> next;
-  next.reserve(origin.size());
-  for (size_t i = 0; i < origin.size(); ++i) {
-    Path& from = paths_[origin[i]];
-    next.push_back(last_use[origin[i]] == static_cast<int64_t>(i) ? std::move(from) : from);
-    next.back().tokens.push_back(static_cast<int>(tokens[i]));
-    next.back().token_log_probs.push_back(log_probs[i]);
-    next.back().log_prob += log_probs[i];
-  }
-  paths_ = std::move(next);
-
-  if (!keep_attention_ && !track_coverage_) return;
-  require_attention(out, keep_layer_attention_);
-  auto pick = [&](const torch::Tensor& t) { return identity ? t : t.index_select(0, origin_tensor); };
-  const auto step = pick(out.attention.to(torch::kFloat));
-  if (keep_attention_) attention_ = append_step(attention_.defined() ? pick(attention_) : attention_, step);
-  if (keep_layer_attention_) {
-    layer_attention_.resize(out.layer_attention.size());
-    for (size_t l = 0; l < out.layer_attention.size(); ++l) {
-      auto& hist = layer_attention_[l];
-      hist = append_step(hist.defined() ? pick(hist) : hist, pick(out.layer_attention[l].to(torch::kFloat)));
+  Step step;
+  step.parent.assign(origin.begin(), origin.end());
+  step.token.assign(tokens.begin(), tokens.end());
+  step.token_log_prob = log_probs;
+  std::vector<double> next_log_probs(origin.size());
+  for (size_t i = 0; i < origin.size(); ++i) next_log_probs[i] = log_probs_[origin[i]] + log_probs[i];
+  log_probs_ = std::move(next_log_probs);
+  if (keep_attention_ || track_coverage_) {
+    require_attention(out, keep_layer_attention_);
+    const auto attention = out.attention.to(torch::kFloat);
+    // Stored under the rows that produced them, where the back-pointers find them; every
+    // store takes the same rows each step, so one offset serves them all.
+    step.attention_offset = stored_rows_;
+    if (keep_attention_) attention_.append(attention);
+    if (keep_layer_attention_) {
+      layer_attention_.resize(out.layer_attention.size());
+      for (size_t l = 0; l < out.layer_attention.size(); ++l)
+        layer_attention_[l].append(out.layer_attention[l].to(torch::kFloat));
+    }
+    if (keep_attention_ || keep_layer_attention_) stored_rows_ += attention.size(0);
+    if (track_coverage_) {
+      auto pick = [&](const torch::Tensor& t) { return identity ? t : t.index_select(0, origin_tensor); };
+      coverage_ = coverage_.defined() ? pick(coverage_ + attention) : pick(attention);
     }
   }
-  if (track_coverage_) coverage_ = coverage_.defined() ? pick(coverage_) + step : step;
+  steps_.push_back(std::move(step));
 }
 
 }  // namespace nmt::search_detail
+
+namespace nmt {
+
+int64_t attention_history_elements_copied() {
+  return search_detail::elements_copied.load(std::memory_order_relaxed);
+}
+
+}  // namespace nmt

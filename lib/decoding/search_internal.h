@@ -44,9 +44,25 @@ torch::Tensor to_tensor(const std::vector<float>& values, const torch::Device& d
 std::vector<int64_t> to_int64_vector(const torch::Tensor& tensor);
 std::vector<float> to_float_vector(const torch::Tensor& tensor);
 
-/// Everything a search keeps per row besides the model's own state: the tokens and
-/// their log-probs, and, when asked for, the attention history and coverage. Rows are
-/// reordered / dropped together with the decoder state by advance().
+/// Rows appended step after step to one growing tensor (doubling its capacity), so that
+/// a hypothesis's rows from every step are one index_select away and a step copies only
+/// its own rows: the work of keeping a history grows linearly with its length.
+class RowStore {
+ public:
+  /// Appends `rows` [n, ...]; returns the index of its first row.
+  int64_t append(const torch::Tensor& rows);
+  /// The rows at `indices`, [k, ...].
+  torch::Tensor gather(const std::vector<int64_t>& indices) const;
+
+ private:
+  torch::Tensor buffer_;  // [capacity, ...]
+  int64_t used_ = 0;
+};
+
+/// Everything a search keeps per row besides the model's own state: per step only the new
+/// token, its log-prob, the row it extends (a back-pointer) and, when asked for, the
+/// attention the step read; a hypothesis is traced back from its last row when it is
+/// finished or cut (Marian's traceback). The coverage so far is kept per row.
 class RowHistory {
  public:
   RowHistory(int64_t rows, bool keep_attention, bool keep_layer_attention, bool track_coverage);
@@ -66,24 +82,36 @@ class RowHistory {
 
   /// Whether advance()/finish() read StepOutput's attention (DecoderState::want_attention).
   bool needs_attention() const { return keep_attention_ || track_coverage_; }
-  double log_prob(int64_t row) const { return paths_[row].log_prob; }
-  int64_t length(int64_t row) const { return static_cast<int64_t>(paths_[row].tokens.size()); }
+  double log_prob(int64_t row) const { return log_probs_[row]; }
+  int64_t length(int64_t row) const { return static_cast<int64_t>(steps_.size()); }
 
  private:
-  struct Path {
+  // One advance(): per new row, the old row it extends and what it added; the step's
+  // attention rows are stored under the old rows, from store offset `attention_offset`.
+  struct Step {
+    std::vector<int32_t> parent;
+    std::vector<int32_t> token;
+    std::vector<float> token_log_prob;
+    int64_t attention_offset = 0;
+  };
+  // Row `row`'s tokens and log-probs, oldest first, and per step the store row of the
+  // attention it read.
+  struct Trace {
     std::vector<int> tokens;
     std::vector<float> token_log_probs;
-    double log_prob = 0;
+    std::vector<int64_t> attention_rows;
   };
-  Hypothesis make(const Path& path, bool finished, torch::Tensor attention,
-                  std::vector<torch::Tensor> layer_attention, const torch::Tensor& coverage,
-                  const SourceInfo& source, const SearchOptions& options) const;
+  Trace trace(int64_t row) const;
+  Hypothesis make(Trace trace, double log_prob, bool finished, const StepOutput* eos_step, int64_t row,
+                  const torch::Tensor& coverage, const SourceInfo& source, const SearchOptions& options) const;
 
-  std::vector<Path> paths_;
+  std::vector<Step> steps_;
+  std::vector<double> log_probs_;  // per current row
   bool keep_attention_, keep_layer_attention_, track_coverage_;
-  torch::Tensor attention_;                     // [rows, t, S]
-  std::vector<torch::Tensor> layer_attention_;  // per layer [rows, t, H, S]
-  torch::Tensor coverage_;                      // [rows, S] attention mass so far
+  int64_t stored_rows_ = 0;             // rows in each attention store
+  RowStore attention_;                  // [all steps' rows, S]
+  std::vector<RowStore> layer_attention_;  // per layer [all steps' rows, H, S]
+  torch::Tensor coverage_;              // [rows, S] attention mass so far
 };
 
 }  // namespace nmt::search_detail

@@ -85,7 +85,7 @@ std::string_view rstrip_ws(std::string_view s) {
 
 // Python's str.replace: one left-to-right pass, matches do not overlap and
 // text produced by a replacement is not rescanned.
-std::string replace_all(const std::string& s, std::string_view from, std::string_view to) {
+std::string substitute_all(const std::string& s, std::string_view from, std::string_view to) {
   std::string out;
   out.reserve(s.size());
   size_t pos = 0;
@@ -330,13 +330,13 @@ std::string printf_string(const char* fmt, double a) {
 }  // namespace
 
 std::string tokenize_13a(const std::string& line) {
-  std::string s = replace_all(line, "<skipped>", "");
-  s = replace_all(s, "-\n", "");  // re-join words hyphenated across lines
-  s = replace_all(s, "\n", " ");
-  s = replace_all(s, "&quot;", "\"");
-  s = replace_all(s, "&amp;", "&");
-  s = replace_all(s, "&lt;", "<");
-  s = replace_all(s, "&gt;", ">");
+  std::string s = substitute_all(line, "<skipped>", "");
+  s = substitute_all(s, "-\n", "");  // re-join words hyphenated across lines
+  s = substitute_all(s, "\n", " ");
+  s = substitute_all(s, "&quot;", "\"");
+  s = substitute_all(s, "&amp;", "&");
+  s = substitute_all(s, "&lt;", "<");
+  s = substitute_all(s, "&gt;", ">");
   // The surrounding spaces let the period/comma rules see a non-digit at both
   // ends of the line, so a final "end." is split.
   s = apply_13a_regexes(" " + s + " ");

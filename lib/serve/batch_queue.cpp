@@ -38,6 +38,7 @@ BatchStats BatchQueue::stats() const {
 }
 
 void BatchQueue::work() {
+  if (backend_.start_worker) backend_.start_worker();
   for (;;) {
     try {
       if (!serve_round()) return;

@@ -157,6 +157,35 @@ TEST_CASE("force_decode scores the given target through step()", "[search]") {
   CHECK_THROWS_AS(nmt::force_decode(model, batch_of(kSources), {4}, false), nmt::Error);
 }
 
+TEST_CASE("keeping attention costs work linear in the output length", "[search]") {
+  FakeSeq2Seq model(6);
+  const Row source = {5, 6, 4, 3};
+  // Elements written into attention histories for an output of `length` tokens.
+  auto copied_for = [&](int length, bool beam) {
+    const auto before = nmt::attention_history_elements_copied();
+    if (beam) {
+      SearchOptions o;
+      o.keep_attention = true;
+      o.min_length = length;  // exactly `length` tokens, then eos
+      o.max_length_ratio = 0;
+      o.max_length_extra = length;
+      const auto best = nmt::beam_search(model, batch_of({source}), o)[0][0];
+      CHECK(best.tokens.size() == static_cast<size_t>(length));
+      CHECK(best.attention.size(0) == length + 1);
+    } else {
+      const auto forced = nmt::force_decode(model, batch_of({source}), std::vector<int>(length, 4), true);
+      CHECK(forced.attention.size(0) == length + 1);
+    }
+    return static_cast<double>(nmt::attention_history_elements_copied() - before);
+  };
+  for (bool beam : {false, true}) {
+    INFO((beam ? "beam search" : "forced decoding"));
+    const double short_output = copied_for(150, beam), long_output = copied_for(600, beam);
+    CHECK(short_output > 0);
+    CHECK(long_output < 5 * short_output);  // 4x the length: quadratic work would be 16x
+  }
+}
+
 TEST_CASE("search options are validated", "[search]") {
   auto invalid = [](auto change, const char* field) {
     SearchOptions o;

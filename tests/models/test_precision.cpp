@@ -37,12 +37,12 @@ ModelConfig small_model(const std::string& arch) {
   return config;
 }
 
-const auto kSource = [] { return torch::tensor({{5, 6, 7, 8, 3}, {9, 10, 3, 0, 0}}, torch::kLong); };
+const auto kPaddedSource = [] { return torch::tensor({{5, 6, 7, 8, 3}, {9, 10, 3, 0, 0}}, torch::kLong); };
 const auto kInput = [] { return torch::tensor({{2, 11, 12, 13}, {2, 14, 15, 16}}, torch::kLong); };
 
 std::vector<torch::Tensor> step_log_probs(Seq2SeqModel& model) {
   torch::NoGradGuard no_grad;
-  auto state = model.initial_state(model.encode(kSource()));
+  auto state = model.initial_state(model.encode(kPaddedSource()));
   std::vector<torch::Tensor> steps;
   for (int64_t t = 0; t < 4; ++t) steps.push_back(model.step(kInput().select(1, t), *state).log_probs);
   return steps;
@@ -128,7 +128,7 @@ TEST_CASE("mixed-precision training keeps fp32 weights and gradients near fp32, 
   const auto target = torch::tensor({{11, 12, 13, 3}, {14, 15, 16, 3}}, torch::kLong);
   auto loss_of = [&](bool low) {
     Bf16ComputeScope scope(low);
-    auto logits = model->forward(kSource(), kInput()).logits;
+    auto logits = model->forward(kPaddedSource(), kInput()).logits;
     CHECK(logits.scalar_type() == torch::kFloat);
     return torch::nn::functional::cross_entropy(logits.reshape({-1, 30}), target.reshape({-1}));
   };

@@ -157,3 +157,27 @@ TEST_CASE("a failing batch fails its requests, not the queue", "[serve]") {
   CHECK_THROWS_WITH(bad.get(), "backend failed");
   CHECK(texts(queue.submit({"ok"}, with_beam(1)).get()) == std::vector<std::string>{"ok|1"});
 }
+
+TEST_CASE("the worker is started once, on its own thread, before its first job", "[serve]") {
+  FakeBackend fake;
+  auto backend = fake.backend();
+  std::atomic<int> starts{0};
+  std::thread::id started_on, translated_on;
+  auto translate = backend.translate;
+  backend.translate = [&](const std::vector<std::string>& lines, const JobOptions& options) {
+    translated_on = std::this_thread::get_id();
+    CHECK(starts.load() == 1);
+    return translate(lines, options);
+  };
+  backend.start_worker = [&] {
+    started_on = std::this_thread::get_id();
+    ++starts;
+  };
+  BatchQueue queue(backend, {1000, std::chrono::milliseconds(0)});
+  queue.submit({"a"}, with_beam(1)).get();
+  queue.submit({"b"}, with_beam(1)).get();
+  queue.stop();
+  CHECK(starts.load() == 1);
+  CHECK(started_on == translated_on);
+  CHECK(started_on != std::this_thread::get_id());
+}

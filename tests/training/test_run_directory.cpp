@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string bytes_of(const std::string& path) { return read_file(path, "file"); }
+std::string bytes_of(const std::string& path) { return nmt::read_file(path, "file"); }
 
 std::vector<nlohmann::json> records(const std::string& path) {
   std::vector<nlohmann::json> out;

@@ -29,10 +29,13 @@ struct BatchSettings {
   std::chrono::milliseconds max_wait{5};
 };
 
-/// What the worker calls; both run on the worker thread only.
+/// What the worker calls; all run on the worker thread only.
 struct BatchBackend {
   std::function<std::vector<LineResult>(const std::vector<std::string>&, const JobOptions&)> translate;
   std::function<int64_t(const std::string&)> cost;  ///< tokens a line adds to a batch
+  /// Once, on the worker thread, before its first job (e.g. its LibTorch thread count,
+  /// which is per thread); optional.
+  std::function<void()> start_worker;
 };
 
 struct BatchStats {
