@@ -65,6 +65,15 @@ expect 2 "-1 is not from 0 to 1024" "$BIN/nmt-translate" --model "$MODEL" --thre
 expect 2 "0 is not above 0" "$BIN/nmt-align" --model "$MODEL" --nbest 0
 expect 0 "is more than the $(nproc) cores here; using $(nproc)" "$BIN/nmt-translate" --model "$MODEL" --threads 1000 <"$WORK/in.txt"
 
+# Every config bound is checked before anything is written, whatever the schedule.
+for bad in train.plateau_factor=0 train.plateau_factor=2 train.plateau_factor=-1 train.plateau_patience=0 \
+           train.patience=-1 train.min_learning_rate=-1 train.learning_rate=0 train.adam_beta2=1 \
+           train.label_smoothing=1 train.seed=-1 model.dropout=1 model.transformer.heads=0; do
+  expect 1 "invalid config: ${bad%%=*} is ${bad#*=}; it must be" "$BIN/nmt-train" "${TRAIN[@]}" --threads 1 \
+    --model-dir "$WORK/bounds" --set "$bad"
+  [ ! -e "$WORK/bounds" ] || fail "a config out of bounds ($bad) left $WORK/bounds behind"
+done
+
 # A read error on stdin is an error, not an empty input.
 expect 1 "cannot read stdin: Is a directory" "$BIN/nmt-translate" --model "$MODEL" <"$WORK"
 expect 1 "cannot read stdin: Is a directory" "$BIN/nmt-align" --model "$MODEL" <"$WORK"
