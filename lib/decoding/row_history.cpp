@@ -31,14 +31,20 @@ void require_attention(const StepOutput& out, bool layers) {
     throw Error("search: the model has attention layers but step() returned none");
 }
 
-// `history` [t, ...] followed by `last` [...] -> [t + 1, ...].
-torch::Tensor with_row(const torch::Tensor& history, const torch::Tensor& last) {
-  return torch::cat({history, last.unsqueeze(0)}, 0);
+// A hypothesis's rows of one store, then (when it ends with eos) the eos step's row
+// `last`, trimmed; a cut before the first step has none: [0, S'] (undefined `traced`).
+torch::Tensor attention_of(const torch::Tensor& traced, const torch::Tensor* last, int64_t positions) {
+  torch::Tensor rows = traced;
+  if (last != nullptr) {
+    const auto row = last->to(torch::kFloat).unsqueeze(0);
+    rows = rows.defined() ? torch::cat({rows, row}, 0) : row;
+  }
+  return rows.defined() ? trim(rows, positions) : torch::zeros({0, positions});
 }
 
 }  // namespace
 
-int64_t RowStore::append(const torch::Tensor& rows) {
+void RowStore::append(const torch::Tensor& rows) {
   const int64_t n = rows.size(0);
   if (!buffer_.defined() || used_ + n > buffer_.size(0)) {
     auto sizes = rows.sizes().vec();
@@ -52,9 +58,7 @@ int64_t RowStore::append(const torch::Tensor& rows) {
   }
   buffer_.narrow(0, used_, n).copy_(rows);
   count_copied(rows);
-  const int64_t first = used_;
   used_ += n;
-  return first;
 }
 
 torch::Tensor RowStore::gather(const std::vector<int64_t>& indices) const {
@@ -119,23 +123,15 @@ Hypothesis RowHistory::make(Trace path, double log_prob, bool finished, const St
   if (coverage.defined()) coverage_mass = to_float_vector(coverage.narrow(0, 0, source.positions));
   h.score = hypothesis_score(h.log_prob, static_cast<int64_t>(h.token_log_probs.size()), coverage_mass, options);
   if (keep_attention_) {
-    // The steps so far, then the eos step's own row; a cut before the first step: [0, S'].
-    auto attention = attention_.gather(path.attention_rows);
-    if (eos_step != nullptr) {
-      const auto last = eos_step->attention[row].to(torch::kFloat);
-      attention = attention.defined() ? with_row(attention, last) : last.unsqueeze(0);
-    }
-    h.attention = attention.defined() ? trim(attention, source.positions) : torch::zeros({0, source.positions});
+    const auto last = eos_step != nullptr ? eos_step->attention[row] : torch::Tensor();
+    h.attention = attention_of(attention_.gather(path.attention_rows), eos_step ? &last : nullptr, source.positions);
   }
   if (keep_layer_attention_) {
     const size_t layers = eos_step != nullptr ? eos_step->layer_attention.size() : layer_attention_.size();
     for (size_t l = 0; l < layers; ++l) {
-      auto attention = l < layer_attention_.size() ? layer_attention_[l].gather(path.attention_rows) : torch::Tensor();
-      if (eos_step != nullptr) {
-        const auto last = eos_step->layer_attention[l][row].to(torch::kFloat);
-        attention = attention.defined() ? with_row(attention, last) : last.unsqueeze(0);
-      }
-      h.layer_attention.push_back(trim(attention, source.positions));
+      const auto traced = l < layer_attention_.size() ? layer_attention_[l].gather(path.attention_rows) : torch::Tensor();
+      const auto last = eos_step != nullptr ? eos_step->layer_attention[l][row] : torch::Tensor();
+      h.layer_attention.push_back(attention_of(traced, eos_step ? &last : nullptr, source.positions));
     }
   }
   return h;

@@ -49,8 +49,8 @@ std::vector<float> to_float_vector(const torch::Tensor& tensor);
 /// its own rows: the work of keeping a history grows linearly with its length.
 class RowStore {
  public:
-  /// Appends `rows` [n, ...]; returns the index of its first row.
-  int64_t append(const torch::Tensor& rows);
+  /// Appends `rows` [n, ...] after the rows appended before.
+  void append(const torch::Tensor& rows);
   /// The rows at `indices`, [k, ...].
   torch::Tensor gather(const std::vector<int64_t>& indices) const;
 

@@ -12,7 +12,4 @@ namespace nmt {
 /// oneDNN's major version is not the header's (DNNL_VERSION_MAJOR).
 void* find_onednn_function(const char* name);
 
-/// The loaded oneDNN's version ("2.6.3"), or why none is used.
-const char* loaded_onednn_version();
-
 }  // namespace nmt
