@@ -68,7 +68,18 @@ int main(int argc, char** argv) {
   app.add_option("--model", model_path, "Checkpoint (DIR/best.pt from nmt-train)")->required()->check(CLI::ExistingFile);
   app.add_option("--host", settings.host, "Address to listen on (loopback by default; 0.0.0.0 for all)")->capture_default_str();
   app.add_option("--port", settings.port, "Port (0 = any free one, printed at start)")->check(nmt::cli::in_range(0, 65535))->capture_default_str();
-  app.add_option("--http-threads", settings.http_threads, "Connections served at once")->check(nmt::cli::in_range(1, 1024))->capture_default_str();
+  app.add_option("--http-threads", settings.http_threads, "Translation requests answered at once (one waits on each)")
+      ->check(nmt::cli::in_range(1, 1024))->capture_default_str();
+  app.add_option("--max-connections", settings.max_connections, "Open connections, all clients together (capped by ulimit -n)")
+      ->check(nmt::cli::in_range(1, 1000000))->capture_default_str();
+  app.add_option("--max-client-connections", settings.max_client_connections,
+                 "Open connections from one client address (more: HTTP 503)")
+      ->check(nmt::cli::in_range(1, 1000000))->capture_default_str();
+  app.add_option("--request-timeout", settings.request_timeout_s,
+                 "Seconds for a request's head and body to arrive (from its first byte; else HTTP 408), and for an answer to be taken")
+      ->check(nmt::cli::in_range(0.1, 3600.0))->capture_default_str();
+  app.add_option("--idle-timeout", settings.idle_timeout_s, "Seconds a keep-alive connection may wait between requests")
+      ->check(nmt::cli::in_range(0.1, 3600.0))->capture_default_str();
   app.add_option("--max-batch-tokens", batching.max_batch_tokens, "Source tokens translated together (across requests)")
       ->check(nmt::cli::positive())->capture_default_str();
   app.add_option("--max-wait-ms", max_wait_ms, "Longest a request waits for others to batch with")
@@ -109,7 +120,8 @@ int main(int argc, char** argv) {
     nmt::serve::HttpServer server(queue, model_info, settings);
     server.bind();
     std::cerr << "nmt-serve: listening on http://" << settings.host << ":" << server.port() << " (" << model_path << ", "
-              << threads << " threads)" << std::endl;
+              << threads << " threads, at most " << server.max_connections() << " connections, "
+              << settings.max_client_connections << " per client address)" << std::endl;
     serve_until_signal(server, signals);
     queue.stop();
     const auto stats = queue.stats();

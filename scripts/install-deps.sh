@@ -14,7 +14,6 @@ packages=(
   libdnnl-dev  # oneDNN's C header: the types of the GEMMs called directly (LibTorch loads the library)
   zlib1g-dev  # CRC-32 of checkpoints
   clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer with ASan/UBSan
-  libcpp-httplib-dev  # nmt-serve's HTTP server
   chromium time python3  # tests: HTML heatmap in a headless browser; bench: peak memory
   curl wrk  # tests: nmt-serve over HTTP; bench: bench/serve_load.sh
 )

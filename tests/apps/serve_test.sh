@@ -150,6 +150,36 @@ head -c 300000 /dev/zero | tr '\0' 'a' >"$WORK/huge.json"
   || fail "an unknown route is not a JSON 404"
 healthy || fail "not healthy after the bad requests"
 
+# --- slowloris: 500 connections from 127.0.0.1 trickle their headers; 127.0.0.2 is answered --
+python3 - "${URL##*:}" >"$WORK/slow.out" <<'PY' &
+import socket, sys, time
+port = int(sys.argv[1])
+held = []
+for _ in range(500):
+    try:  # a server may refuse some (ours: 503 over --max-client-connections)
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        s.sendall(b"GET /health HTTP/1.1\r\nX-Slow-0: a\r\n")
+        held.append(s)
+    except OSError:
+        pass
+print("open", flush=True)
+for second in range(1, 9):  # a header line every half second: never a whole head
+    time.sleep(0.5)
+    for s in held:
+        try:
+            s.sendall(b"X-Slow-%d: a\r\n" % second)
+        except OSError:
+            pass
+PY
+SLOW_PID=$!
+for _ in $(seq 100); do grep -q open "$WORK/slow.out" 2>/dev/null && break; sleep 0.1; done
+grep -q open "$WORK/slow.out" || fail "the slow client did not open its 500 connections"
+sleep 1
+[ "$(curl -s -m 1 --interface 127.0.0.2 -o "$WORK/health.json" -w '%{http_code}' "$URL/health")" = 200 ] \
+  || fail "/health from 127.0.0.2 not answered within 1 s while 127.0.0.1 holds 500 slow connections"
+kill "$SLOW_PID" 2>/dev/null || true
+wait "$SLOW_PID" 2>/dev/null || true
+
 # --- concurrent clients: each answer equals nmt-translate's for its lines and options --
 for c in $(seq 0 11); do
   if [ $((c % 2)) -eq 0 ]; then options='{"beam": 3, "nbest": 3}'; expected=b3n3; else options='{"beam": 2}'; expected=b2n1; fi

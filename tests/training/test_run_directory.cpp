@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string bytes_of(const std::string& path) { return nmt::read_file(path, "file"); }
+std::string run_file_bytes(const std::string& path) { return nmt::read_file(path, "file"); }
 
 std::vector<nlohmann::json> records(const std::string& path) {
   std::vector<nlohmann::json> out;
@@ -61,16 +61,16 @@ TEST_CASE("a run already at its limit takes no step and rewrites no checkpoint",
   test::make_tiny_task(dir);
   auto options = tiny_run(dir, 6);
   REQUIRE(train(options).steps == 6);
-  const auto last = bytes_of(dir.file("run/last.pt"));
-  const auto best = bytes_of(dir.file("run/best.pt"));
+  const auto last = run_file_bytes(dir.file("run/last.pt"));
+  const auto best = run_file_bytes(dir.file("run/best.pt"));
   SECTION("the same command again") { CHECK(train(options).steps == 6); }
   SECTION("a lower --max-steps") {
     auto lower = options;
     lower.max_steps = 3;
     CHECK(train(lower).steps == 6);
   }
-  CHECK(bytes_of(dir.file("run/last.pt")) == last);
-  CHECK(bytes_of(dir.file("run/best.pt")) == best);
+  CHECK(run_file_bytes(dir.file("run/last.pt")) == last);
+  CHECK(run_file_bytes(dir.file("run/best.pt")) == best);
 }
 
 TEST_CASE("on resume a limit flag replaces only itself, other changes are errors", "[trainer][run_dir]") {
@@ -94,7 +94,7 @@ TEST_CASE("on resume a limit flag replaces only itself, other changes are errors
     CHECK(stored.max_time_minutes == 30);
   }
   SECTION("a changed model or training setting is refused with its name") {
-    const auto before = bytes_of(dir.file("run/last.pt"));
+    const auto before = run_file_bytes(dir.file("run/last.pt"));
     auto changed = options;
     changed.config_given = true;
     changed.config.model.rnn.hidden_dim = 64;
@@ -105,7 +105,7 @@ TEST_CASE("on resume a limit flag replaces only itself, other changes are errors
     changed.config_given = true;
     changed.config.model.arch = "attention";
     CHECK_THROWS_WITH(train(changed), Catch::Contains("model.arch (stored \"gru\", given \"attention\")"));
-    CHECK(bytes_of(dir.file("run/last.pt")) == before);
+    CHECK(run_file_bytes(dir.file("run/last.pt")) == before);
   }
   SECTION("the same config with a new limit is fine") {
     auto same = options;
@@ -122,15 +122,15 @@ TEST_CASE("a start that fails on its inputs leaves the directory as it was", "[t
   test::make_tiny_task(dir);
   auto options = tiny_run(dir, 2);
   train(options);
-  const auto config = bytes_of(dir.file("run/config.json"));
-  const auto log = bytes_of(dir.file("run/train.jsonl"));
+  const auto config = run_file_bytes(dir.file("run/config.json"));
+  const auto log = run_file_bytes(dir.file("run/train.jsonl"));
   test::copy_head(dir.file("valid.de"), dir.file("short.de"), 3);
   auto broken = options;
   broken.max_steps = 4;
   broken.valid_target = dir.file("short.de");
   CHECK_THROWS_WITH(train(broken), Catch::Contains("short.de"));
-  CHECK(bytes_of(dir.file("run/config.json")) == config);
-  CHECK(bytes_of(dir.file("run/train.jsonl")) == log);
+  CHECK(run_file_bytes(dir.file("run/config.json")) == config);
+  CHECK(run_file_bytes(dir.file("run/train.jsonl")) == log);
   // A fresh directory is not even created.
   auto fresh = broken;
   fresh.model_dir = dir.file("never");
