@@ -84,7 +84,26 @@ int main(int argc, char** argv) {
   std::string strategies = "Search strategy, default greedy for --beam 1, else beam:";
   for (const auto& strategy : nmt::search_strategies()) strategies += "\n  " + strategy.name + ": " + strategy.description;
   app.add_option("--search", search.strategy, strategies)->check(CLI::IsMember(nmt::search_strategy_names()));
-  app.add_option("--nbest", search.nbest, "Hypotheses per sentence (<= beam)")->capture_default_str();
+  app.add_option("--nbest", search.nbest, "Hypotheses per sentence (<= beam); --search sample: samples per line")
+      ->capture_default_str();
+  auto& sampling = search.sampling;
+  const std::vector<CLI::Option*> sampling_flags = {
+      app.add_option("--sampling-topk", sampling.top_k, "--search sample: draw from the K most probable tokens (0 = all)")
+          ->check(nmt::cli::at_least(0))->capture_default_str(),
+      app.add_option("--sampling-topp", sampling.top_p,
+                     "--search sample: then from the fewest most probable tokens whose probability reaches P (1 = all)")
+          ->check(nmt::cli::in_range(1e-6, 1.0))->capture_default_str(),
+      app.add_option("--sampling-temperature", sampling.temperature,
+                     "--search sample: divides the log-probs first (< 1 sharper, > 1 more diverse)")
+          ->check(nmt::cli::in_range(1e-3, 1e3))->capture_default_str(),
+      app.add_option("--seed", sampling.seed,
+                     "--search sample: random seed (the same seed, model and input give the same output, batched or not)")
+          ->capture_default_str()};
+  app.callback([&] {
+    if (search.strategy == "sample") return;
+    for (const auto* flag : sampling_flags)
+      if (flag->count() > 0) throw CLI::ValidationError(flag->get_name(), "applies to --search sample only");
+  });
   app.add_option("--alpha", search.alpha, "GNMT length penalty ((5+len)/6)^alpha; 0 = none")->capture_default_str();
   app.add_option("--coverage", search.coverage, "GNMT coverage penalty beta (attention models)")->capture_default_str();
   app.add_option("--max-len-ratio", search.max_length_ratio, "Max output tokens = ratio * source tokens + extra")

@@ -31,7 +31,11 @@ double length_penalty(int64_t length, double alpha) {
 void SearchOptions::validate() const {
   require(beam >= 1, "beam", ">= 1", beam);
   require(nbest >= 1, "nbest", ">= 1", nbest);
-  require(nbest <= beam, "nbest", "<= beam", nbest);
+  if (strategy != "sample") require(nbest <= beam, "nbest", "<= beam", nbest);
+  require(sampling.top_k >= 0, "sampling top_k", ">= 0", sampling.top_k);
+  require(sampling.top_p > 0 && sampling.top_p <= 1, "sampling top_p", "in (0, 1]", sampling.top_p);
+  require(std::isfinite(sampling.temperature) && sampling.temperature > 0, "sampling temperature",
+          "finite and > 0", sampling.temperature);
   require(std::isfinite(alpha) && alpha >= 0, "alpha", "finite and >= 0", alpha);
   require(std::isfinite(coverage) && coverage >= 0, "coverage", "finite and >= 0", coverage);
   require(std::isfinite(max_length_ratio) && max_length_ratio >= 0, "max_length_ratio",

@@ -3,6 +3,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "nmt/models/model.h"
@@ -35,6 +36,23 @@ double best_reachable_score(double log_prob, int64_t length, int64_t max_length,
 /// always, eos before min_length, everything but eos in rows at their length limit.
 void mask_forbidden(torch::Tensor& scores, int64_t step, int min_length,
                     const std::vector<uint8_t>& at_limit);
+
+/// What a one-hypothesis-per-row search takes at each step: for each row of `scores`
+/// [rows, V] (log-probs, forbidden tokens -inf), the token it continues with and that
+/// token's log-prob (-inf when nothing is allowed). `streams` holds each row's random
+/// stream (for searches that draw), `step` counts from 0.
+struct RowChoice {
+  std::vector<int64_t> tokens;
+  std::vector<float> log_probs;
+};
+using ChooseTokens = std::function<RowChoice(const torch::Tensor& scores, const std::vector<int64_t>& streams, int64_t step)>;
+
+/// The loop of greedy search and sampling: one hypothesis per source row, stepped
+/// together; a row leaves the batch when it chooses eos or nothing is allowed.
+/// `streams` has one entry per source row and follows its row.
+std::vector<Hypothesis> single_path_search(Seq2SeqModel& model, const torch::Tensor& source,
+                                           const SearchOptions& options, std::vector<int64_t> streams,
+                                           const ChooseTokens& choose);
 
 /// Host vector -> tensor on `device` (small per-step index/token/score vectors).
 torch::Tensor to_tensor(const std::vector<int64_t>& values, const torch::Device& device);

@@ -18,6 +18,8 @@ const std::vector<SearchStrategy>& search_strategies() {
   static const std::vector<SearchStrategy> registered = {
       {"greedy", "argmax at every step (the default for --beam 1)", run_greedy},
       {"beam", "batched beam search with GNMT length and coverage penalties", beam_search},
+      {"sample", "random sampling (--sampling-topk, --sampling-topp, --sampling-temperature, --seed); --nbest N draws N samples per line",
+       sampling_search},
   };
   return registered;
 }

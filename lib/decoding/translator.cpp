@@ -127,11 +127,13 @@ Translation Translator::prepare(const std::string& line) const {
   return t;
 }
 
-void Translator::search_batch(std::vector<Translation*>& batch) {
+void Translator::search_batch(std::vector<Translation*>& batch, const std::vector<int64_t>& line_numbers) {
   std::vector<const std::vector<int>*> rows;
   for (auto* item : batch) rows.push_back(&item->source_ids);
   const auto source = pad_sequences(rows, -1, SpecialIds::kEos).to(device_);
-  auto results = search(*model_.model, source, options_.search);
+  auto options = options_.search;
+  options.line_numbers = line_numbers;
+  auto results = search(*model_.model, source, options);
   for (size_t row = 0; row < batch.size(); ++row) {
     batch[row]->hypotheses = std::move(results[row]);
     for (const auto& hypothesis : batch[row]->hypotheses)
@@ -153,7 +155,12 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
   std::stable_sort(pending.begin(), pending.end(), [](const Translation* a, const Translation* b) {
     return a->source_ids.size() > b->source_ids.size();
   });
-  for (auto& batch : make_search_batches(pending, options_, max_batch_sentences_)) search_batch(batch);
+  for (auto& batch : make_search_batches(pending, options_, max_batch_sentences_)) {
+    std::vector<int64_t> line_numbers;
+    for (const auto* item : batch) line_numbers.push_back(lines_before_ + (item - translations.data()));
+    search_batch(batch, line_numbers);
+  }
+  lines_before_ += static_cast<int64_t>(lines.size());
   return translations;
 }
 

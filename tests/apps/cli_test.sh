@@ -44,6 +44,22 @@ grep -q '"token_log_probs"' "$WORK/out.jsonl" || fail "jsonl lacks token scores"
 # Streaming (--batch-size 1) gives the same text as batched translation.
 "$BIN/nmt-translate" --model "$MODEL" --beam 3 --batch-size 1 --threads 1 --quiet <"$WORK/input.txt" \
   2>/dev/null | cmp -s - "$WORK/out.txt" || fail "streaming output differs from batched output"
+# Sampling: the same seed gives the same samples, streamed or batched; another seed other
+# ones; --sampling-* without --search sample is a usage error (exit 2).
+head -c 0 /dev/null >"$WORK/many.txt"
+for _ in 1 2 3 4 5; do cat "$WORK/valid.en" >>"$WORK/many.txt"; done
+sample() { "$BIN/nmt-translate" --model "$MODEL" --search sample --nbest 2 --sampling-temperature 1.5 --threads 1 --quiet "$@" <"$WORK/many.txt" 2>/dev/null; }
+texts() { awk -F ' [|][|][|] ' '{print $1 " ||| " $2}'; }  # scores may differ in the last digit with the batch
+sample --seed 5 | texts >"$WORK/sample5.txt" || fail "--search sample failed"
+[ "$(wc -l <"$WORK/sample5.txt")" -eq $((2 * $(wc -l <"$WORK/many.txt"))) ] || fail "--nbest 2 did not give 2 samples per line"
+sample --seed 5 --batch-size 1 | texts | cmp -s - "$WORK/sample5.txt" || fail "sampling streamed differs from batched with one seed"
+sample --seed 6 | texts | cmp -s - "$WORK/sample5.txt" && fail "another seed gave the same samples"
+set +e
+"$BIN/nmt-translate" --model "$MODEL" --sampling-topk 5 </dev/null >/dev/null 2>"$WORK/err"
+status=$?
+set -e
+[ "$status" -eq 2 ] && grep -q -- "--sampling-topk: applies to --search sample only" "$WORK/err" \
+  || { cat "$WORK/err" >&2; fail "--sampling-topk without --search sample is not a usage error (exit $status)"; }
 # check_precision NAME CPUINFO_FLAG REFUSAL: --precision NAME writes 4 lines on a CPU
 # with the flag, and elsewhere is refused with a message containing REFUSAL.
 check_precision() {

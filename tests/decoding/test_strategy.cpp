@@ -8,9 +8,9 @@
 
 using namespace nmt;
 
-TEST_CASE("the registry lists greedy and beam", "[strategy]") {
-  CHECK(search_strategy_names() == std::vector<std::string>{"greedy", "beam"});
-  CHECK(search_strategy_list() == "greedy, beam");
+TEST_CASE("the registry lists greedy, beam and sample", "[strategy]") {
+  CHECK(search_strategy_names() == std::vector<std::string>{"greedy", "beam", "sample"});
+  CHECK(search_strategy_list() == "greedy, beam, sample");
 }
 
 TEST_CASE("beam 1 picks greedy by default, an explicit choice wins", "[strategy]") {
@@ -23,7 +23,7 @@ TEST_CASE("beam 1 picks greedy by default, an explicit choice wins", "[strategy]
   options.strategy = "greedy";
   CHECK(strategy_for(options).name == "greedy");
   options.strategy = "sampling";
-  CHECK_THROWS_WITH(strategy_for(options), Catch::Contains("unknown search strategy \"sampling\" (expected greedy, beam)"));
+  CHECK_THROWS_WITH(strategy_for(options), Catch::Contains("unknown search strategy \"sampling\" (expected greedy, beam, sample)"));
 }
 
 TEST_CASE("search() runs the chosen strategy", "[strategy]") {

@@ -29,6 +29,17 @@
 
 namespace nmt {
 
+/// Random sampling (the "sample" strategy): at each step the next token is drawn from the
+/// model's distribution, sharpened or flattened by the temperature and cut to the top-k
+/// tokens and then to the nucleus (top-p). Each (input line, sample) has its own random
+/// stream, from the seed and the line number, so the output does not depend on batching.
+struct SamplingOptions {
+  int top_k = 0;             // keep the k most probable tokens (ties at the k-th kept); 0 = all
+  double top_p = 1.0;        // then the fewest most probable tokens whose mass reaches p; 1 = all
+  double temperature = 1.0;  // log-probs divided by it before sampling; < 1 sharper, > 1 flatter
+  uint64_t seed = 0;
+};
+
 struct SearchOptions {
   int beam = 5;                   // hypotheses kept open per sentence
   int nbest = 1;                  // hypotheses returned per sentence (<= beam)
@@ -39,6 +50,10 @@ struct SearchOptions {
   int min_length = 0;             // eos is forbidden before this many tokens
   bool keep_attention = false;    // hypotheses carry their attention (see Hypothesis)
   std::string strategy;           // a registered strategy (strategy.h); empty: greedy for beam 1, else beam
+  SamplingOptions sampling;       // strategy "sample" only; nbest = samples per line (beam unused)
+  /// Per source row, its line number in the input: the random stream of sampling. Empty:
+  /// the row's index in the batch.
+  std::vector<int64_t> line_numbers;
 
   /// Throws nmt::Error naming the first bad field.
   void validate() const;
@@ -78,6 +93,13 @@ std::vector<std::vector<Hypothesis>> beam_search(Seq2SeqModel& model, const torc
 /// Uses min_length, the length limits, the penalties and keep_attention from `options`.
 std::vector<Hypothesis> greedy_search(Seq2SeqModel& model, const torch::Tensor& source,
                                       const SearchOptions& options);
+
+/// Random sampling (options.sampling): options.nbest samples per sentence, each drawn
+/// token by token from its own random stream (seed, line number, sample index); scored
+/// like greedy search's hypotheses, with the model's own log-probs (before temperature,
+/// top-k and top-p), and returned best score first. top_k 1 gives greedy search's output.
+std::vector<std::vector<Hypothesis>> sampling_search(Seq2SeqModel& model, const torch::Tensor& source,
+                                                     const SearchOptions& options);
 
 /// Teacher-forces target + eos through step(). source: [1, S]; target without bos/eos.
 /// Returns the target as a finished hypothesis with score = log_prob (no penalties, no

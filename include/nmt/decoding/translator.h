@@ -59,12 +59,15 @@ class Translator {
 
  private:
   Translation prepare(const std::string& line) const;
-  void search_batch(std::vector<Translation*>& batch);
+  /// `line_numbers`: each item's line among all lines this Translator was given (sampling's
+  /// random streams follow them, so a line's samples do not depend on the batching).
+  void search_batch(std::vector<Translation*>& batch, const std::vector<int64_t>& line_numbers);
 
   LoadedModel model_;
   TranslateOptions options_;
   torch::Device device_;
   int64_t input_limit_ = 0;
+  int64_t lines_before_ = 0;  // lines given to earlier translate() calls
   int64_t max_batch_sentences_ = 0;  // what the machine's memory holds at this beam size
 };
 
