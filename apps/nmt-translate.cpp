@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -121,6 +122,11 @@ int main(int argc, char** argv) {
   app.add_option("--precision", precision, nmt::kPrecisionHelp)
       ->check(CLI::IsMember(nmt::precision_names()))
       ->capture_default_str();
+  std::string prefix_path;
+  app.add_option("--prefix", prefix_path,
+                 "File of target prefixes, one per input line (empty line: none): every hypothesis starts with its "
+                 "line's prefix, then the search goes on freely; the prefix's log-probs count in the score")
+      ->check(CLI::ExistingFile);
   app.add_option("--device", device_name, "cpu or cuda")->capture_default_str();
   app.add_flag("--stream", stream, "Translate and flush each line as it arrives (default when stdin is a terminal)");
   app.add_flag("--quiet", out.quiet, "No summary on stderr");
@@ -133,11 +139,16 @@ int main(int argc, char** argv) {
     stream = stream || options.batch_size == 1 || isatty(STDIN_FILENO);
     // In batch mode, read a block of lines, translate it sorted by length, write it in order.
     const size_t block = stream ? 1 : 4000;
-    std::vector<std::string> lines, best;
+    std::vector<std::string> lines, prefixes, best;
+    std::ifstream prefix_file;
+    if (!prefix_path.empty()) {
+      prefix_file.open(prefix_path, std::ios::binary);
+      if (!prefix_file) throw nmt::Error("cannot open prefix file " + prefix_path);
+    }
     long line_number = 0, warnings = 0, target_tokens = 0;
     const auto start = std::chrono::steady_clock::now();
     auto flush_block = [&] {
-      const auto results = translator.translate(lines);
+      const auto results = translator.translate(lines, prefixes);
       for (const auto& t : results) {
         ++line_number;
         if (!t.warning.empty()) {
@@ -150,12 +161,20 @@ int main(int argc, char** argv) {
       }
       nmt::cli::check_stdout();  // a full disk stops the run here, not after all the input
       lines.clear();
+      prefixes.clear();
     };
     for (std::string line; nmt::read_line(std::cin, line, "stdin");) {
       lines.push_back(std::move(line));
+      prefixes.emplace_back();
+      if (prefix_file.is_open() && !nmt::read_line(prefix_file, prefixes.back(), prefix_path))
+        throw nmt::Error(prefix_path + ": no prefix for input line " + std::to_string(line_number + lines.size()) +
+                         " (one line per input line; an empty line for none)");
       if (lines.size() >= block) flush_block();
     }
     if (!lines.empty()) flush_block();
+    if (std::string extra; prefix_file.is_open() && nmt::read_line(prefix_file, extra, prefix_path))
+      std::cerr << "nmt-translate: warning: " << prefix_path << " has more lines than the input (" << line_number
+                << ")" << std::endl;
     std::cout.flush();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!out.quiet) {

@@ -74,6 +74,7 @@ class BeamSearch {
         source_(source),
         device_(source.device()),
         beam_(options.beam),
+        sources_(sources),
         history_(source.size(0), options.keep_attention && model.has_attention(),
                  options.keep_attention && model.attention_layers() > 0,
                  options.coverage > 0 && model.has_attention()) {
@@ -120,10 +121,9 @@ class BeamSearch {
     auto log_probs = out.log_probs.to(torch::kFloat);
     const int64_t vocab = log_probs.size(1);
     if (vocab <= SpecialIds::kEos) throw Error("beam_search: the vocabulary is too small");
-    std::vector<uint8_t> at_limit;
-    for (int64_t sentence : active_)
-      at_limit.insert(at_limit.end(), rows_, sentences_[sentence].source.max_length == step);
-    search_detail::mask_forbidden(log_probs, step, options_.min_length, at_limit);
+    std::vector<int64_t> sentence_of_row;
+    for (int64_t sentence : active_) sentence_of_row.insert(sentence_of_row.end(), rows_, sentence);
+    search_detail::mask_forbidden(log_probs, step, options_.min_length, sources_, sentence_of_row);
 
     const auto groups = static_cast<int64_t>(active_.size());
     const int64_t per_row = std::min(2 * beam_, vocab);
@@ -243,6 +243,7 @@ class BeamSearch {
   const torch::Tensor& source_;
   const torch::Device device_;
   const int64_t beam_;
+  const std::vector<SourceInfo>& sources_;  // per sentence, as mask_forbidden reads them
   std::vector<SentenceResult> sentences_;
   std::vector<int64_t> active_;  // sentence of each group of rows_ rows
   int64_t rows_ = 1;             // rows per group: 1 at the first step, then beam_

@@ -38,9 +38,7 @@ std::vector<Hypothesis> single_path_search(Seq2SeqModel& model, const torch::Ten
     // Masked in place (nothing else reads the log-probs): a chosen token's value is
     // still its own log-prob, as forbidden tokens are never chosen while any is allowed.
     auto scores = out.log_probs.to(torch::kFloat);
-    std::vector<uint8_t> at_limit;
-    for (int64_t s : sentence_of_row) at_limit.push_back(sources[s].max_length == step);
-    mask_forbidden(scores, step, options.min_length, at_limit);
+    mask_forbidden(scores, step, options.min_length, sources, sentence_of_row);
     const auto chosen = choose(scores, streams, step);
 
     std::vector<int64_t> keep, next_tokens, next_sentences, next_streams;

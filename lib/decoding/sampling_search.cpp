@@ -84,7 +84,10 @@ std::vector<std::vector<Hypothesis>> sampling_search(Seq2SeqModel& model, const 
     for (int64_t k = 0; k < samples; ++k) streams.push_back(random_stream(options.sampling.seed, line, k));
   }
   const auto rows = samples == 1 ? source : source.repeat_interleave(samples, 0);
-  auto drawn = search_detail::single_path_search(model, rows, options, streams, TokenSampler(options.sampling));
+  auto row_options = options;  // the prefixes follow their rows
+  row_options.prefixes.clear();
+  for (const auto& prefix : options.prefixes) row_options.prefixes.insert(row_options.prefixes.end(), samples, prefix);
+  auto drawn = search_detail::single_path_search(model, rows, row_options, streams, TokenSampler(options.sampling));
   std::vector<std::vector<Hypothesis>> results(static_cast<size_t>(lines));
   for (int64_t b = 0; b < lines; ++b) {
     auto& line = results[static_cast<size_t>(b)];

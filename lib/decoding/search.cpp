@@ -57,11 +57,20 @@ std::vector<SourceInfo> describe_source(const torch::Tensor& source, const Searc
     throw Error("search: source must be a non-empty [B, S] tensor");
   if (source.scalar_type() != torch::kLong) throw Error("search: source must be int64");
   const auto positions = to_int64_vector(source.ne(SpecialIds::kPad).sum(1));
+  if (!options.prefixes.empty() && options.prefixes.size() != positions.size())
+    throw Error("search: " + std::to_string(options.prefixes.size()) + " prefixes for " +
+                std::to_string(positions.size()) + " source rows");
   std::vector<SourceInfo> info(positions.size());
   for (size_t b = 0; b < info.size(); ++b) {
     info[b].positions = positions[b];
     // The source length excludes its eos.
     info[b].max_length = max_target_length(std::max<int64_t>(positions[b] - 1, 0), options);
+    if (options.prefixes.empty()) continue;
+    info[b].prefix = options.prefixes[b];
+    for (const int token : info[b].prefix)
+      if (token < 0 || token == SpecialIds::kPad || token == SpecialIds::kBos || token == SpecialIds::kEos)
+        throw Error("search: a prefix holds the special token " + std::to_string(token));
+    info[b].max_length = std::max<int64_t>(info[b].max_length, static_cast<int64_t>(info[b].prefix.size()));
   }
   return info;
 }
@@ -89,21 +98,34 @@ double best_reachable_score(double log_prob, int64_t length, int64_t max_length,
   return std::max(shortest, longest);
 }
 
-void mask_forbidden(torch::Tensor& scores, int64_t step, int min_length,
-                    const std::vector<uint8_t>& at_limit) {
+void mask_forbidden(torch::Tensor& scores, int64_t step, int min_length, const std::vector<SourceInfo>& sources,
+                    const std::vector<int64_t>& sentence_of_row) {
   const float minus_inf = -std::numeric_limits<float>::infinity();
   scores.select(1, SpecialIds::kPad).fill_(minus_inf);
   scores.select(1, SpecialIds::kBos).fill_(minus_inf);
   if (step < min_length) scores.select(1, SpecialIds::kEos).fill_(minus_inf);
-  bool any_at_limit = false;
-  for (uint8_t flag : at_limit) any_at_limit = any_at_limit || flag;
-  if (!any_at_limit) return;
-  auto eos = scores.select(1, SpecialIds::kEos).clone();
-  auto rows = torch::from_blob(const_cast<uint8_t*>(at_limit.data()),
-                               {static_cast<int64_t>(at_limit.size())}, torch::kBool)
-                  .to(scores.device());
-  scores.masked_fill_(rows.unsqueeze(1), minus_inf);
-  scores.select(1, SpecialIds::kEos).copy_(eos);
+  // Per row, the one token it may take (eos at the length limit, the prefix's next
+  // token inside a prefix), or -1 for any.
+  std::vector<int64_t> only;
+  bool any_only = false;
+  for (const int64_t s : sentence_of_row) {
+    const auto& source = sources[static_cast<size_t>(s)];
+    int64_t token = -1;
+    if (step < static_cast<int64_t>(source.prefix.size())) token = source.prefix[static_cast<size_t>(step)];
+    else if (source.max_length == step) token = SpecialIds::kEos;
+    if (token >= scores.size(1))
+      throw Error("search: prefix token " + std::to_string(token) + " is outside the vocabulary of " +
+                  std::to_string(scores.size(1)));
+    only.push_back(token);
+    any_only = any_only || token >= 0;
+  }
+  if (!any_only) return;
+  const auto tokens = to_tensor(only, scores.device());
+  const auto restricted = tokens.ge(0).unsqueeze(1);
+  const auto kept = tokens.clamp_min(0).unsqueeze(1);
+  const auto values = scores.gather(1, kept);
+  scores.masked_fill_(restricted, minus_inf);
+  scores.scatter_(1, kept, values);
 }
 
 torch::Tensor to_tensor(const std::vector<int64_t>& values, const torch::Device& device) {

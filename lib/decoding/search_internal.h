@@ -15,6 +15,7 @@ namespace nmt::search_detail {
 struct SourceInfo {
   int64_t positions = 0;   // real (non-pad) positions, eos included: attention is trimmed to these
   int64_t max_length = 0;  // target tokens allowed, eos excluded
+  std::vector<int> prefix;  // tokens forced first (SearchOptions::prefixes)
 };
 
 /// Checks shape/dtype of `source` (nmt::Error otherwise) and describes each row.
@@ -33,9 +34,11 @@ double best_reachable_score(double log_prob, int64_t length, int64_t max_length,
                             const SearchOptions& options);
 
 /// Sets forbidden continuations to -inf in scores [rows, V], in place: pad and bos
-/// always, eos before min_length, everything but eos in rows at their length limit.
-void mask_forbidden(torch::Tensor& scores, int64_t step, int min_length,
-                    const std::vector<uint8_t>& at_limit);
+/// always, eos before min_length, everything but eos in rows at their length limit, and
+/// everything but the prefix's next token in rows still inside their sentence's prefix.
+/// sentence_of_row[r]: the index into `sources` of row r.
+void mask_forbidden(torch::Tensor& scores, int64_t step, int min_length, const std::vector<SourceInfo>& sources,
+                    const std::vector<int64_t>& sentence_of_row);
 
 /// What a one-hypothesis-per-row search takes at each step: for each row of `scores`
 /// [rows, V] (log-probs, forbidden tokens -inf), the token it continues with and that

@@ -101,8 +101,14 @@ Translator::Translator(LoadedModel model, TranslateOptions options, const torch:
   model_.model->eval();
 }
 
-Translation Translator::prepare(const std::string& line) const {
+Translation Translator::prepare(const std::string& line, const std::string& prefix) const {
   Translation t;
+  if (const auto problem = utf8_problem(prefix); !problem.empty()) {
+    t.skipped = true;
+    t.warning = "prefix: " + problem + "; line not translated";
+    return t;
+  }
+  if (!is_blank(prefix)) t.prefix_ids = model_.target_tokenizer.encode(prefix);
   if (const auto problem = utf8_problem(line); !problem.empty()) {
     t.skipped = true;
     t.warning = problem + "; line not translated";
@@ -133,6 +139,11 @@ void Translator::search_batch(std::vector<Translation*>& batch, const std::vecto
   const auto source = pad_sequences(rows, -1, SpecialIds::kEos).to(device_);
   auto options = options_.search;
   options.line_numbers = line_numbers;
+  for (const auto* item : batch)
+    if (!item->prefix_ids.empty()) {
+      for (const auto* each : batch) options.prefixes.push_back(each->prefix_ids);
+      break;
+    }
   auto results = search(*model_.model, source, options);
   for (size_t row = 0; row < batch.size(); ++row) {
     batch[row]->hypotheses = std::move(results[row]);
@@ -142,10 +153,17 @@ void Translator::search_batch(std::vector<Translation*>& batch, const std::vecto
 }
 
 std::vector<Translation> Translator::translate(const std::vector<std::string>& lines) {
+  return translate(lines, std::vector<std::string>(lines.size()));
+}
+
+std::vector<Translation> Translator::translate(const std::vector<std::string>& lines,
+                                               const std::vector<std::string>& prefixes) {
+  if (prefixes.size() != lines.size())
+    throw Error(std::to_string(prefixes.size()) + " prefixes for " + std::to_string(lines.size()) + " lines");
   torch::NoGradGuard no_grad;
   std::vector<Translation> translations;
   translations.reserve(lines.size());
-  for (const auto& line : lines) translations.push_back(prepare(line));
+  for (size_t i = 0; i < lines.size(); ++i) translations.push_back(prepare(lines[i], prefixes[i]));
   std::vector<Translation*> pending;
   for (auto& t : translations)
     if (!t.source_ids.empty()) pending.push_back(&t);

@@ -60,6 +60,17 @@ status=$?
 set -e
 [ "$status" -eq 2 ] && grep -q -- "--sampling-topk: applies to --search sample only" "$WORK/err" \
   || { cat "$WORK/err" >&2; fail "--sampling-topk without --search sample is not a usage error (exit $status)"; }
+# Prefixes: each output starts with its line's prefix; too few prefix
+# lines is an error naming the file.
+printf 'sieben\n\nvierzig\neins\n' >"$WORK/prefix.txt"
+"$BIN/nmt-translate" --model "$MODEL" --beam 3 --prefix "$WORK/prefix.txt" --threads 1 --quiet <"$WORK/input.txt" \
+  >"$WORK/prefixed.txt" 2>/dev/null || fail "--prefix failed"
+[ "$(wc -l <"$WORK/prefixed.txt")" -eq 4 ] || fail "--prefix did not write 4 lines"
+[[ "$(sed -n 1p "$WORK/prefixed.txt")" == sieben* && "$(sed -n 4p "$WORK/prefixed.txt")" == eins* ]] \
+  || { cat "$WORK/prefixed.txt" >&2; fail "outputs do not start with their prefixes"; }
+head -2 "$WORK/prefix.txt" >"$WORK/short-prefix.txt"
+expect_error "short-prefix.txt: no prefix for input line 3" \
+  "$BIN/nmt-translate" --model "$MODEL" --prefix "$WORK/short-prefix.txt" <"$WORK/input.txt"
 # check_precision NAME CPUINFO_FLAG REFUSAL: --precision NAME writes 4 lines on a CPU
 # with the flag, and elsewhere is refused with a message containing REFUSAL.
 check_precision() {

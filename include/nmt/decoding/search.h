@@ -54,6 +54,10 @@ struct SearchOptions {
   /// Per source row, its line number in the input: the random stream of sampling. Empty:
   /// the row's index in the batch.
   std::vector<int64_t> line_numbers;
+  /// Per source row, target tokens every hypothesis of that row starts with (empty: none).
+  /// Forced, then free search; their log-probs count in the score like any token's, and the
+  /// length limit is raised to the prefix's length where it is shorter. Empty: no prefixes.
+  std::vector<std::vector<int>> prefixes;
 
   /// Throws nmt::Error naming the first bad field.
   void validate() const;

@@ -28,6 +28,7 @@ struct Translation {
   bool skipped = false;            ///< not translated (invalid UTF-8): output is empty
   bool truncated = false;          ///< the input was cut to max_input_tokens
   std::vector<int> source_ids;     ///< what the model saw, without eos
+  std::vector<int> prefix_ids;     ///< target tokens every hypothesis starts with (translate with prefixes)
   std::vector<Hypothesis> hypotheses;  ///< best first; empty for empty/skipped lines
   std::vector<std::string> texts;      ///< detokenized hypotheses, same order
 
@@ -50,6 +51,10 @@ class Translator {
   /// One Translation per line, in input order. Never throws for bad lines; they get a
   /// warning and an empty result instead.
   std::vector<Translation> translate(const std::vector<std::string>& lines);
+  /// The same, every hypothesis of line i starting with prefixes[i] (target text, split by
+  /// the model's target tokenizer; "" = none): see SearchOptions::prefixes. A prefix that
+  /// is not valid UTF-8 skips its line with a warning. Throws nmt::Error when the counts differ.
+  std::vector<Translation> translate(const std::vector<std::string>& lines, const std::vector<std::string>& prefixes);
 
   const LoadedModel& model() const { return model_; }
   Seq2SeqModel& network() { return *model_.model; }
@@ -58,7 +63,7 @@ class Translator {
   int64_t input_token_limit() const { return input_limit_; }
 
  private:
-  Translation prepare(const std::string& line) const;
+  Translation prepare(const std::string& line, const std::string& prefix) const;
   /// `line_numbers`: each item's line among all lines this Translator was given (sampling's
   /// random streams follow them, so a line's samples do not depend on the batching).
   void search_batch(std::vector<Translation*>& batch, const std::vector<int64_t>& line_numbers);
