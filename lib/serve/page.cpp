@@ -29,6 +29,7 @@ textarea { width: 100%; max-width: 50em; height: 4.5em; font-size: 1em; }
 <h1>@TITLE@</h1>
 <p class="meta" id="model"></p>
 <textarea id="source" placeholder="One sentence per line"></textarea>
+<div><input id="prefix" size="60" placeholder="Start of the translation (first line): the model completes it as you type"></div>
 <div class="controls">
 <label>beam <input type="number" id="beam" min="1" max="32" value="5"></label>
 <label>n-best <input type="number" id="nbest-size" min="1" max="32" value="5"></label>
@@ -51,7 +52,7 @@ const char* const kPageScript = R"JS(
 (function () {
   "use strict";
   var $ = function (id) { return document.getElementById(id); };
-  var results = [], chosenLine = 0, chosenHypothesis = 0;
+  var results = [], chosenLine = 0, chosenHypothesis = 0, requests = 0;
   function hypotheses(entry) { return entry.nbest || [entry]; }
   function showHeatmap() {
     var box = $("heatmap"); box.innerHTML = "";
@@ -86,15 +87,20 @@ const char* const kPageScript = R"JS(
   }
   function translate() {
     var lines = $("source").value.split("\n").filter(function (l) { return l.trim() !== ""; });
+    var prefix = $("prefix").value;
     $("error").textContent = "";
     if (lines.length === 0) { $("error").textContent = "type a sentence first"; return; }
     var beam = parseInt($("beam").value, 10) || 1;
     var nbest = Math.min(parseInt($("nbest-size").value, 10) || 1, beam);
     $("status").textContent = "translating\u2026";
+    var request = { text: lines, beam: beam, nbest: nbest, attention: true };
+    if (prefix !== "") request.prefix = lines.map(function (l, i) { return i === 0 ? prefix : ""; });
+    var asked = ++requests;
     fetch("/v1/translate", { method: "POST", headers: { "Content-Type": "application/json" },
-                             body: JSON.stringify({ text: lines, beam: beam, nbest: nbest, attention: true }) })
+                             body: JSON.stringify(request) })
       .then(function (r) { return r.json().then(function (body) { return { ok: r.ok, body: body }; }); })
       .then(function (answer) {
+        if (asked !== requests) return;  // a later keystroke's answer is on its way
         $("status").textContent = "";
         if (!answer.ok) { $("error").textContent = answer.body.error || "request failed"; return; }
         results = answer.body.translations; chosenLine = 0; chosenHypothesis = 0;
@@ -103,6 +109,12 @@ const char* const kPageScript = R"JS(
       .catch(function (e) { $("status").textContent = ""; $("error").textContent = String(e); });
   }
   $("translate").addEventListener("click", translate);
+  // Interactive translation: each pause in typing the prefix asks for a new completion.
+  var typing = null;
+  $("prefix").addEventListener("input", function () {
+    clearTimeout(typing);
+    typing = setTimeout(function () { if ($("source").value.trim() !== "") translate(); }, 250);
+  });
   fetch("/v1/model").then(function (r) { return r.json(); }).then(function (m) {
     $("model").textContent = m.family + " model, " + m.parameters.toLocaleString() + " parameters, vocabularies " +
       m.source_vocab + " / " + m.target_vocab;

@@ -83,6 +83,22 @@ std::vector<std::string> read_text(const json& text, const RequestLimits& limits
   return lines;
 }
 
+// "prefix": a string for a one-line request, or one string per line ("" = none).
+std::vector<std::string> read_prefixes(const json& prefix, size_t lines, const RequestLimits& limits) {
+  if (prefix.is_string()) return read_prefixes(json::array({prefix}), lines, limits);
+  if (!prefix.is_array() || prefix.size() != lines)
+    throw RequestError(400, "\"prefix\" must be a string or an array of strings, one per line of \"text\" (" +
+                                std::to_string(lines) + ")");
+  std::vector<std::string> prefixes;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    const std::string where = "prefix[" + std::to_string(i) + "]";
+    if (!prefix[i].is_string()) throw RequestError(400, where + " must be a string");
+    prefixes.push_back(prefix[i].get<std::string>());
+    check_line(prefixes.back(), where, limits);
+  }
+  return prefixes;
+}
+
 }  // namespace
 
 TranslateRequest parse_translate_request(const std::string& body, const JobOptions& defaults,
@@ -90,12 +106,15 @@ TranslateRequest parse_translate_request(const std::string& body, const JobOptio
   const auto request = parse_body(body);
   if (!request.is_object()) throw RequestError(400, "the request must be a JSON object with \"text\"");
   for (const auto& item : request.items()) {
-    static const std::vector<std::string> known = {"text", "beam", "nbest", "alpha", "attention"};
+    static const std::vector<std::string> known = {"text", "prefix", "beam", "nbest", "alpha", "attention"};
     if (std::find(known.begin(), known.end(), item.key()) == known.end())
-      throw RequestError(400, "unknown field \"" + item.key() + "\" (known: text, beam, nbest, alpha, attention)");
+      throw RequestError(400,
+                         "unknown field \"" + item.key() + "\" (known: text, prefix, beam, nbest, alpha, attention)");
   }
   if (!request.contains("text")) throw RequestError(400, "missing \"text\"");
-  return {read_text(request.at("text"), limits), read_options(request, defaults, limits)};
+  TranslateRequest parsed{read_text(request.at("text"), limits), read_options(request, defaults, limits), {}};
+  if (request.contains("prefix")) parsed.prefixes = read_prefixes(request.at("prefix"), parsed.lines.size(), limits);
+  return parsed;
 }
 
 TranslateRequest parse_opennmt_request(const std::string& body, const JobOptions& defaults,

@@ -22,12 +22,14 @@ TranslateOptions TranslationService::translate_options(const JobOptions& options
 }
 
 std::vector<LineResult> TranslationService::translate(const std::vector<std::string>& lines,
+                                                      const std::vector<std::string>& prefixes,
                                                       const JobOptions& options) {
   // A Translator per batch, because each batch has its own search options: it shares the
   // weights and tokenizer processors and copies only the config and the tokenizers'
   // serialized protos (microseconds), and it is the very class nmt-translate runs.
   Translator translator(model_, translate_options(options), device_);
-  const auto translations = translator.translate(lines);
+  const auto translations =
+      translator.translate(lines, prefixes.empty() ? std::vector<std::string>(lines.size()) : prefixes);
   std::vector<LineResult> results;
   results.reserve(lines.size());
   for (size_t i = 0; i < lines.size(); ++i) results.push_back(to_result(translations[i], lines[i], options));

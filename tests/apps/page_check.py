@@ -5,7 +5,10 @@ and the heatmap, then clicks the second n-best entry. Prints what the page shows
 JSON; --screenshot also saves a PNG of the page. Standard library only (python3 is
 already a test dependency, see scripts/install-deps.sh).
 
-Usage: page_check.py CHROMIUM URL SENTENCE [--screenshot OUT.png]
+With --prefix, it then types PREFIX into the prefix box (interactive translation) and
+waits for the completion that starts with it.
+
+Usage: page_check.py CHROMIUM URL SENTENCE [--prefix PREFIX] [--screenshot OUT.png]
 """
 import base64
 import json
@@ -156,6 +159,7 @@ STATE = """JSON.stringify({
 def main():
     chromium, url, sentence = sys.argv[1:4]
     screenshot = sys.argv[sys.argv.index("--screenshot") + 1] if "--screenshot" in sys.argv else None
+    prefix = sys.argv[sys.argv.index("--prefix") + 1] if "--prefix" in sys.argv else None
     profile = tempfile.mkdtemp(prefix="nmt-page-check-")
     process, address = start_chromium(chromium, profile)
     try:
@@ -179,11 +183,19 @@ def main():
             tools.wait_for("document.querySelector('#nbest li:nth-child(2)').className === 'chosen'")
             second = json.loads(tools.evaluate(STATE))
             tools.click("#nbest li:nth-child(1)")  # back to the best one for the screenshot
+        completed = None
+        if prefix is not None:
+            tools.evaluate("document.getElementById('prefix').focus()")
+            tools.call("Input.insertText", text=prefix)
+            tools.wait_for(f"(function () {{ var d = document.querySelector('#translation div.line'); "
+                           f"return !!d && d.textContent.indexOf({json.dumps(prefix)}) === 0 && "
+                           "document.querySelectorAll('#heatmap td.cell').length > 0; })()")
+            completed = json.loads(tools.evaluate(STATE))
         if screenshot:
             shot = tools.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
             with open(screenshot, "wb") as out:
                 out.write(base64.b64decode(shot["data"]))
-        print(json.dumps({"first": first, "second": second}))
+        print(json.dumps({"first": first, "second": second, "completed": completed}))
     finally:
         process.kill()
         process.wait()

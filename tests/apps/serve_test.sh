@@ -136,6 +136,8 @@ bad 400 '\"beam\" must be an integer' /v1/translate '{"text": ["seven"], "beam":
 bad 400 '\"attention\" must be true or false' /v1/translate '{"text": ["seven"], "attention": "yes"}'
 bad 400 "missing" /v1/translate '{"beam": 3}'
 bad 400 "unknown field" /v1/translate '{"txt": ["seven"]}'
+bad 400 "one per line" /v1/translate '{"text": ["seven", "eight"], "prefix": ["sieben"]}'
+bad 400 "prefix[0] must be a string" /v1/translate '{"text": ["seven"], "prefix": [7]}'
 bad 400 "no lines" /v1/translate '{"text": []}'
 bad 400 "text[0] is empty" /v1/translate '{"text": ["   "]}'
 bad 400 "nbest" /v1/translate '{"text": ["seven"], "beam": 2, "nbest": 3}'
@@ -208,11 +210,13 @@ PY
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 if [ -n "$CHROMIUM" ]; then
   sentence="forty-one thousand nine hundred"
-  timeout 120 python3 "$SRC/tests/apps/page_check.py" "$CHROMIUM" "$URL/" "$sentence" >"$WORK/page.json" \
+  timeout 120 python3 "$SRC/tests/apps/page_check.py" "$CHROMIUM" "$URL/" "$sentence" --prefix "neun" >"$WORK/page.json" \
     || fail "driving the page in Chromium failed"
   printf '{"text": ["%s"], "beam": 5, "nbest": 5, "attention": true}' "$sentence" >"$WORK/req.json"
   post /v1/translate "$WORK/req.json" "$WORK/page-api.json" >/dev/null
-  python3 - "$WORK/page.json" "$WORK/page-api.json" <<'PY' || fail "the page does not show the translation and its heatmap"
+  printf '{"text": ["%s"], "prefix": ["neun"], "beam": 5, "nbest": 5, "attention": true}' "$sentence" >"$WORK/req.json"
+  post /v1/translate "$WORK/req.json" "$WORK/page-prefix.json" >/dev/null
+  python3 - "$WORK/page.json" "$WORK/page-api.json" "$WORK/page-prefix.json" <<'PY' || fail "the page does not show the translation and its heatmap"
 import json, sys
 page = json.load(open(sys.argv[1]))
 api = json.load(open(sys.argv[2]))["translations"][0]
@@ -229,6 +233,11 @@ def size_ok(state, hyp):
 assert first["views"] == 1 + 2 * (1 + 2), "matrix picker: model attention + 2 layers x (mean + 2 heads)"
 assert size_ok(first, api["nbest"][0]), ("heatmap of hypothesis 1", first)
 assert second["chosen"] == 1 and size_ok(second, api["nbest"][1]), ("heatmap of hypothesis 2", second)
+completed = page["completed"]
+prefixed = json.load(open(sys.argv[3]))["translations"][0]
+assert completed["translation"] == [prefixed["text"]] and prefixed["text"].startswith("neun"), (completed, prefixed["text"])
+assert all(h["text"].startswith("neun") for h in prefixed["nbest"]), "an n-best entry lacks the prefix"
+assert size_ok(completed, prefixed["nbest"][0]), ("heatmap of the completed translation", completed)
 print("page in Chromium: %d cells for %r" % (first["cells"], first["translation"][0]))
 PY
 else

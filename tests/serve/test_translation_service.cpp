@@ -21,7 +21,7 @@ TEST_CASE("the service answers what the Translator answers", "[serve]") {
   options.beam = 3;
   options.nbest = 2;
   options.attention = true;
-  const auto results = service.translate(lines, options);
+  const auto results = service.translate(lines, {}, options);
   Translator reference(test::random_model(dir, "transformer", 3), service.translate_options(options), torch::kCPU);
   const auto expected = reference.translate(lines);
   REQUIRE(results.size() == lines.size());

@@ -31,7 +31,10 @@ struct BatchSettings {
 
 /// What the worker calls; all run on the worker thread only.
 struct BatchBackend {
-  std::function<std::vector<LineResult>(const std::vector<std::string>&, const JobOptions&)> translate;
+  /// (lines, prefixes, options): prefixes holds one entry per line ("" = none).
+  std::function<std::vector<LineResult>(const std::vector<std::string>&, const std::vector<std::string>&,
+                                        const JobOptions&)>
+      translate;
   std::function<int64_t(const std::string&)> cost;  ///< tokens a line adds to a batch
   /// Once, on the worker thread, before its first job (e.g. its LibTorch thread count,
   /// which is per thread); optional.
@@ -50,8 +53,10 @@ class BatchQueue {
   BatchQueue(BatchBackend backend, BatchSettings settings);
   ~BatchQueue();  ///< stop()
 
-  /// Queues a job. Throws RequestError 503 once stop() has begun.
-  std::future<std::vector<LineResult>> submit(std::vector<std::string> lines, const JobOptions& options);
+  /// Queues a job: `prefixes` empty, or one per line ("" = none; see --prefix). Throws
+  /// RequestError 503 once stop() has begun.
+  std::future<std::vector<LineResult>> submit(std::vector<std::string> lines, const JobOptions& options,
+                                              std::vector<std::string> prefixes = {});
 
   /// Translates everything already queued, then joins the worker. Idempotent.
   void stop();
@@ -61,6 +66,7 @@ class BatchQueue {
  private:
   struct Job {
     std::vector<std::string> lines;
+    std::vector<std::string> prefixes;  ///< one per line
     JobOptions options;
     std::chrono::steady_clock::time_point queued;
     std::promise<std::vector<LineResult>> promise;

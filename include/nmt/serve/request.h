@@ -47,9 +47,11 @@ class RequestError : public Error {
 struct TranslateRequest {
   std::vector<std::string> lines;
   JobOptions options;
+  std::vector<std::string> prefixes;  ///< empty, or per line the start of its translation ("" = none)
 };
 
-/// POST /v1/translate: {"text": ["...", ...] or "...", "beam", "nbest", "alpha", "attention"}.
+/// POST /v1/translate: {"text": ["...", ...] or "...", "prefix": like "text" (optional; ""
+/// for none), "beam", "nbest", "alpha", "attention"}.
 /// Fields left out take `defaults`. Throws RequestError (400 bad shape, 413 over a limit).
 TranslateRequest parse_translate_request(const std::string& body, const JobOptions& defaults,
                                          const RequestLimits& limits);

@@ -31,8 +31,10 @@ class TranslationService {
   /// `base` supplies what requests cannot choose (batch tokens, length limits).
   TranslationService(LoadedModel model, TranslateOptions base, const torch::Device& device);
 
-  /// Translates `lines` with `options`; one result per line, in order.
-  std::vector<LineResult> translate(const std::vector<std::string>& lines, const JobOptions& options);
+  /// Translates `lines` with `options`; one result per line, in order. `prefixes`: empty, or
+  /// per line the start every hypothesis must have ("" = none; Translator::translate).
+  std::vector<LineResult> translate(const std::vector<std::string>& lines, const std::vector<std::string>& prefixes,
+                                    const JobOptions& options);
 
   /// Source tokens of `line` plus eos: what a line costs in a batch.
   int64_t cost(const std::string& line) const;
