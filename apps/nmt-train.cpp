@@ -1,4 +1,5 @@
 // nmt-train: trains a translation model on a parallel corpus.
+#include <algorithm>
 #include <iostream>
 
 #include "nmt/base/cli.h"
@@ -48,6 +49,12 @@ int main(int argc, char** argv) {
                "Continue from MODEL_DIR/last.pt (also automatic when it exists). A resumed run keeps its stored "
                "config: limits given here (--max-steps, --max-epochs, --max-time) replace just those; any other "
                "change (--config, --set, --arch, --seed differing from the stored config) is an error");
+  app.add_option("--init-from", options.init_from,
+                 "Fine-tune: start from this checkpoint's weights, architecture and tokenizers (a differing model "
+                 "section is an error; model.dropout may change), with this run's train section and a fresh "
+                 "optimizer, schedule, step count and best score. Into a new --model-dir")
+      ->check(CLI::ExistingFile)
+      ->excludes("--resume");
   app.add_option("--set", overrides,
                  "Override any config field: section.key=value, e.g. train.learning_rate=0.001 or "
                  "model.transformer.d_model=512 (repeatable)");
@@ -83,6 +90,9 @@ int main(int argc, char** argv) {
     if (max_epochs >= 0) options.max_epochs = max_epochs;
     if (max_time >= 0) options.max_time_minutes = max_time;
     options.config_given = !config_path.empty() || !arch.empty() || !overrides.empty() || seed >= 0;
+    options.model_config_given =
+        !config_path.empty() || !arch.empty() ||
+        std::any_of(overrides.begin(), overrides.end(), [](const std::string& o) { return o.rfind("model.", 0) == 0; });
     auto& distributed = options.distributed;
     distributed = nmt::distributed_options_from_environment();
     if (world_size >= 0) distributed.world_size = world_size;

@@ -8,7 +8,12 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
 #include "nmt/base/directory_lock.h"
+#include "nmt/models/checkpoint.h"
 #include "nmt/models/precision.h"
 #include "nmt/text/corpus.h"
 #include "nmt/text/prepared_corpus.h"
@@ -58,10 +63,25 @@ struct Run {
 void save(Run& run, const std::string& name, bool with_training_state);
 /// Tokenizers, config (validated), a freshly initialised model and the optimizer.
 void start_fresh(Run& run);
+/// Adam and the schedule from run.config: for fresh starts, fine-tuning and resumes.
+void make_optimizer(Run& run);
+/// Fine-tuning (--init-from): the checkpoint's weights, model section and tokenizers, with
+/// the train section of this run's config, a fresh optimizer, schedule, step and best score.
+void start_from_checkpoint(Run& run);
 /// Everything from DIR/last.pt (on ranks other than 0, from rank 0's copy).
 void resume(Run& run);
 /// True when best.pt is missing, damaged or older than the best model last.pt holds.
 bool best_needs_repair(Run& run);
+/// "a.b (stored X, given Y)" for every key whose value differs between two configs' JSON.
+std::vector<std::string> config_differences(const nlohmann::json& stored, const nlohmann::json& given,
+                                            const std::string& prefix = "");
+/// nmt::Error when --src-spm / --tgt-spm name tokenizers other than `loaded`'s; `checkpoint`
+/// says which file in the message.
+void refuse_other_tokenizers(const TrainerOptions& options, const LoadedModel& loaded, const std::string& checkpoint);
+/// The bytes of the checkpoint at `path`, read by rank 0 and sent to the other ranks (which
+/// may not see the file).
+std::string checkpoint_bytes_on_every_rank(Run& run, const std::string& path);
+
 /// Opens the training corpus (prepared on first use) and on rank 0 the validation set.
 void load_data(Run& run);
 

@@ -109,7 +109,8 @@ std::string read_stored_string(torch::serialize::InputArchive& archive, const st
   return value.toStringRef();
 }
 
-// Adam and the schedule from run.config; shared by fresh starts and resumes.
+}  // namespace
+
 void make_optimizer(Run& run) {
   const auto& t = run.config.train;
   run.optimizer = std::make_unique<torch::optim::Adam>(
@@ -120,16 +121,7 @@ void make_optimizer(Run& run) {
   run.schedule = std::make_unique<LearningRateSchedule>(t);
 }
 
-// The keys (a.b.c) whose values differ between two configs, with both values.
-void collect_differences(const nlohmann::json& stored, const nlohmann::json& given, const std::string& prefix,
-                         std::vector<std::string>& out) {
-  for (const auto& item : stored.items()) {
-    const auto key = prefix.empty() ? item.key() : prefix + "." + item.key();
-    const auto& other = given.contains(item.key()) ? given[item.key()] : nlohmann::json();
-    if (item.value().is_object() && other.is_object()) collect_differences(item.value(), other, key, out);
-    else if (item.value() != other) out.push_back(key + " (stored " + item.value().dump() + ", given " + other.dump() + ")");
-  }
-}
+namespace {
 
 // A resumed run continues the stored config; a different one on the command line would
 // otherwise be silently ignored. Limits and vocabulary sizes are not compared.
@@ -139,8 +131,7 @@ void refuse_config_changes(const Config& stored, Config given, const std::string
   given.train.max_steps = stored.train.max_steps;
   given.train.max_epochs = stored.train.max_epochs;
   given.train.max_time_minutes = stored.train.max_time_minutes;
-  std::vector<std::string> differences;
-  collect_differences(config_to_json(stored), config_to_json(given), "", differences);
+  const auto differences = config_differences(config_to_json(stored), config_to_json(given));
   if (differences.empty()) return;
   std::string list;
   for (const auto& d : differences) list += (list.empty() ? "" : ", ") + d;
@@ -161,13 +152,7 @@ void load_for_resume(Run& run, const std::string& checkpoint) {
   if (o.max_time_minutes) stored.train.max_time_minutes = *o.max_time_minutes;
   run.config = stored;
   auto loaded = load_model(archive, run.path("last.pt"), run.device);
-  for (const auto& [spm, stored_tokenizer, side] :
-       {std::tuple{run.options.source_spm, &loaded.source_tokenizer, "source"},
-        std::tuple{run.options.target_spm, &loaded.target_tokenizer, "target"}}) {
-    if (!spm.empty() && Tokenizer::from_file(spm).serialized() != stored_tokenizer->serialized())
-      throw Error(std::string("the ") + side + " tokenizer " + spm +
-                  " differs from the one in " + run.path("last.pt") + " being resumed");
-  }
+  refuse_other_tokenizers(run.options, loaded, run.path("last.pt") + " being resumed");
   run.source_tokenizer = loaded.source_tokenizer;
   run.target_tokenizer = loaded.target_tokenizer;
   run.model = loaded.model;
@@ -178,19 +163,42 @@ void load_for_resume(Run& run, const std::string& checkpoint) {
 
 }  // namespace
 
+std::vector<std::string> config_differences(const nlohmann::json& stored, const nlohmann::json& given,
+                                            const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const auto& item : stored.items()) {
+    const auto key = prefix.empty() ? item.key() : prefix + "." + item.key();
+    const auto& other = given.contains(item.key()) ? given[item.key()] : nlohmann::json();
+    if (item.value().is_object() && other.is_object()) {
+      const auto inner = config_differences(item.value(), other, key);
+      out.insert(out.end(), inner.begin(), inner.end());
+    } else if (item.value() != other) {
+      out.push_back(key + " (stored " + item.value().dump() + ", given " + other.dump() + ")");
+    }
+  }
+  return out;
+}
+
+void refuse_other_tokenizers(const TrainerOptions& options, const LoadedModel& loaded, const std::string& checkpoint) {
+  for (const auto& [spm, stored_tokenizer, side] :
+       {std::tuple{options.source_spm, &loaded.source_tokenizer, "source"},
+        std::tuple{options.target_spm, &loaded.target_tokenizer, "target"}}) {
+    if (!spm.empty() && Tokenizer::from_file(spm).serialized() != stored_tokenizer->serialized())
+      throw Error(std::string("the ") + side + " tokenizer " + spm + " differs from the one in " + checkpoint);
+  }
+}
+
+std::string checkpoint_bytes_on_every_rank(Run& run, const std::string& path) {
+  if (!run.is_main()) return run.group->broadcast_bytes("");
+  if (std::filesystem::is_directory(path)) throw Error(path + " is a directory, not a model file");
+  auto bytes = read_file(path, "checkpoint");
+  if (run.group->world_size() > 1) run.group->broadcast_bytes(bytes);
+  return bytes;
+}
+
 // Only rank 0 reads the model directory (the others may be on machines that cannot see
 // it): its last.pt travels to the other ranks, which load it from memory (no temp file).
-void resume(Run& run) {
-  if (!run.is_main()) {
-    load_for_resume(run, run.group->broadcast_bytes(""));
-    return;
-  }
-  if (std::filesystem::is_directory(run.path("last.pt")))
-    throw Error(run.path("last.pt") + " is a directory, not a model file");
-  auto bytes = read_file(run.path("last.pt"), "checkpoint");
-  if (run.group->world_size() > 1) run.group->broadcast_bytes(bytes);
-  load_for_resume(run, bytes);
-}
+void resume(Run& run) { load_for_resume(run, checkpoint_bytes_on_every_rank(run, run.path("last.pt"))); }
 
 bool best_needs_repair(Run& run) {
   const auto& p = run.progress;

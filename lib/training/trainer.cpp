@@ -264,7 +264,11 @@ bool prepare(Run& run) {
     run.lock = DirectoryLock(options.model_dir);
   const bool resuming = run.group->max(run.is_main() && std::filesystem::exists(run.path("last.pt"))) != 0;
   if (options.resume && !resuming) throw Error("--resume: no " + run.path("last.pt") + " to resume from");
+  if (resuming && !options.init_from.empty())
+    throw Error("--init-from: " + run.path("last.pt") + " exists; resume that run (without --init-from) or "
+                "fine-tune into a new --model-dir");
   if (resuming) resume(run);
+  else if (!options.init_from.empty()) start_from_checkpoint(run);
   else start_fresh(run);
   run.precision = resolve_training_precision(run.config.train.precision, run.device);
   load_data(run);

@@ -24,6 +24,13 @@ struct TrainerOptions {
   std::string model_dir;
   std::string device = "cpu";           ///< cpu | cuda
   bool resume = false;                  ///< continue from DIR/last.pt (also done when it exists)
+  /// Fine-tuning: start from this checkpoint's weights, model section and tokenizers, with
+  /// this run's train section and a fresh optimizer, schedule, step count and best score.
+  /// An error on a model directory that has last.pt (resume that run instead).
+  std::string init_from;
+  /// With init_from: the model section was given (--config, --arch, --set model.*), so it
+  /// must equal the checkpoint's except model.dropout, which it sets.
+  bool model_config_given = false;
   bool quiet = false;                   ///< no progress lines on stderr (tests)
   /// Limits given on the command line. On resume each one given replaces the stored one;
   /// the others keep their stored values. (On a fresh start `config` already has them.)
