@@ -11,6 +11,7 @@
 #include "nmt/base/cli.h"
 #include "nmt/base/device.h"
 #include "nmt/base/error.h"
+#include "nmt/models/compute_description.h"
 #include "nmt/serve/batch_queue.h"
 #include "nmt/serve/http_server.h"
 #include "nmt/serve/openmp_wait_policy.h"
@@ -88,6 +89,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(nmt::precision_names()))
       ->capture_default_str();
   app.add_option("--device", device_name, "cpu or cuda")->capture_default_str();
+  bool verbose = false;
+  nmt::cli::add_verbose_option(app, verbose);
   return nmt::cli::run(app, common, argc, argv, [&] {
     if (d.nbest > d.beam) throw nmt::Error("--nbest " + std::to_string(d.nbest) + " must be <= --beam " + std::to_string(d.beam));
     const sigset_t signals = shutdown_signals();
@@ -96,7 +99,10 @@ int main(int argc, char** argv) {
     const auto device = nmt::parse_device(device_name);
     base.batch_tokens = batching.max_batch_tokens;
     batching.max_wait = std::chrono::milliseconds(max_wait_ms);
-    nmt::serve::TranslationService service(nmt::load_model(model_path, device), base, device);
+    auto loaded = nmt::load_model(model_path, device);
+    const auto model = loaded.model;  // set up by the service's translator
+    nmt::serve::TranslationService service(std::move(loaded), base, device);
+    if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*model));
     const auto model_info = service.describe();  // now: afterwards only the worker touches the model
     const int threads = at::get_num_threads();
     nmt::serve::BatchBackend backend{
