@@ -100,7 +100,9 @@ int main(int argc, char** argv) {
     base.batch_tokens = batching.max_batch_tokens;
     batching.max_wait = std::chrono::milliseconds(max_wait_ms);
     auto loaded = nmt::load_model(model_path, device);
-    const auto model = loaded.model;  // set up by the service's translator
+    // Converted here, at load, rather than by the first request's translator.
+    loaded.model->use_linear_path(nmt::inference_path(base.precision, device));
+    const auto model = loaded.model;
     nmt::serve::TranslationService service(std::move(loaded), base, device);
     if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*model));
     const auto model_info = service.describe();  // now: afterwards only the worker touches the model

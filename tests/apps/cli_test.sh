@@ -77,7 +77,8 @@ check_verbose "linear path: fp32_" "attention projections: fp32" "feed-forward: 
 if grep -qw avx2 /proc/cpuinfo; then
   NMT_CPU_ISA=avx2 "$BIN/nmt-translate" --model "$MODEL" --precision int8 --threads 1 --quiet --verbose \
     <"$WORK/input.txt" >/dev/null 2>"$WORK/verbose.err"
-  check_verbose "linear path: int8" "attention projections: int8" "7-bit" "instruction set: avx2 (capped by NMT_CPU_ISA=avx2)"
+  check_verbose "linear path: int8" "attention projections: int8, weights quantized once (7-bit" \
+    "instruction set: avx2 (capped by NMT_CPU_ISA=avx2)"
 fi
 head -1 "$WORK/valid.en" | "$BIN/nmt-align" --model "$MODEL" --threads 1 --verbose >/dev/null 2>"$WORK/align.err"
 grep -q "^nmt-align: feed-forward: " "$WORK/align.err" || fail "nmt-align --verbose: no feed-forward line"
