@@ -10,6 +10,7 @@
 #include "nmt/decoding/translator.h"
 #include "nmt/export/align_job.h"
 #include "nmt/export/attention_html.h"
+#include "nmt/models/compute_description.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Export attention (JSON Lines), word alignments and an HTML heatmap for translations or given references",
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(nmt::precision_names()))
       ->capture_default_str();
   app.add_option("--device", device_name, "cpu or cuda")->capture_default_str();
+  bool verbose = false;
+  nmt::cli::add_verbose_option(app, verbose);
   return nmt::cli::run(app, common, argc, argv, [&] {
     options.all_heads = heads == "all";
     translate.search.nbest = job.nbest;
@@ -49,6 +52,7 @@ int main(int argc, char** argv) {
     const auto device = nmt::parse_device(device_name);
     nmt::Translator translator(nmt::load_model(model_path, device), translate, device);
     const auto& loaded = translator.model();
+    if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*loaded.model));
     const auto& arch = loaded.config.model.arch;
     if (!layers.empty()) {
       nmt::select_layers(layers, loaded.model->attention_layers(), arch);  // validates the request

@@ -11,6 +11,7 @@
 #include "nmt/base/cli.h"
 #include "nmt/base/device.h"
 #include "nmt/base/error.h"
+#include "nmt/models/compute_description.h"
 #include "nmt/serve/batch_queue.h"
 #include "nmt/serve/http_server.h"
 #include "nmt/serve/openmp_wait_policy.h"
@@ -99,6 +100,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(nmt::precision_names()))
       ->capture_default_str();
   app.add_option("--device", device_name, "cpu or cuda")->capture_default_str();
+  bool verbose = false;
+  nmt::cli::add_verbose_option(app, verbose);
   return nmt::cli::run(app, common, argc, argv, [&] {
     if (d.nbest > d.beam) throw nmt::Error("--nbest " + std::to_string(d.nbest) + " must be <= --beam " + std::to_string(d.beam));
     const sigset_t signals = shutdown_signals();
@@ -107,7 +110,12 @@ int main(int argc, char** argv) {
     const auto device = nmt::parse_device(device_name);
     base.batch_tokens = batching.max_batch_tokens;
     batching.max_wait = std::chrono::milliseconds(max_wait_ms);
-    nmt::serve::TranslationService service(nmt::load_model(model_path, device), base, device);
+    auto loaded = nmt::load_model(model_path, device);
+    // Converted here, at load, rather than by the first request's translator.
+    loaded.model->use_linear_path(nmt::inference_path(base.precision, device));
+    const auto model = loaded.model;
+    nmt::serve::TranslationService service(std::move(loaded), base, device);
+    if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*model));
     const auto model_info = service.describe();  // now: afterwards only the worker touches the model
     const int threads = at::get_num_threads();
     nmt::serve::BatchBackend backend{

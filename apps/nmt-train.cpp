@@ -4,6 +4,7 @@
 
 #include "nmt/base/cli.h"
 #include "nmt/base/config.h"
+#include "nmt/models/compute_description.h"
 #include "nmt/models/registry.h"
 #include "nmt/training/config_check.h"
 #include "nmt/training/trainer.h"
@@ -59,6 +60,8 @@ int main(int argc, char** argv) {
                  "Override any config field: section.key=value, e.g. train.learning_rate=0.001 or "
                  "model.transformer.d_model=512 (repeatable)");
   app.add_flag("--quiet", options.quiet, "No progress on stderr (train.jsonl still has it)");
+  bool verbose = false;
+  nmt::cli::add_verbose_option(app, verbose);
   // Data-parallel training; the flags override RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT.
   int world_size = -1, rank = -1, master_port = -1;
   std::string master_addr;
@@ -103,6 +106,8 @@ int main(int argc, char** argv) {
     distributed.validate();
     nmt::check_config(config);
     options.config = config;
+    if (verbose)
+      options.on_model_ready = [&](const nmt::Seq2SeqModel& model) { nmt::cli::print_verbose(app, nmt::describe_compute(model)); };
     const auto result = nmt::train(options);
     if (distributed.rank != 0) return 0;  // rank 0 reports for the run
     std::cout << "steps " << result.steps << ", last training loss " << result.last_train_loss

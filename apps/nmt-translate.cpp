@@ -13,6 +13,7 @@
 #include "nmt/decoding/strategy.h"
 #include "nmt/eval/metric.h"
 #include "nmt/decoding/translator.h"
+#include "nmt/models/compute_description.h"
 
 namespace {
 
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
   nmt::TranslateOptions options;
   auto& search = options.search;
   OutputOptions out;
-  bool stream = false;
+  bool stream = false, verbose = false;
   app.add_option("--model", model_path, "Checkpoint (DIR/best.pt from nmt-train)")->required()->check(CLI::ExistingFile);
   app.add_option("--beam", search.beam, "Beam size (1 = greedy)")->capture_default_str();
   std::string strategies = "Search strategy, default greedy for --beam 1, else beam:";
@@ -130,11 +131,13 @@ int main(int argc, char** argv) {
   app.add_option("--device", device_name, "cpu or cuda")->capture_default_str();
   app.add_flag("--stream", stream, "Translate and flush each line as it arrives (default when stdin is a terminal)");
   app.add_flag("--quiet", out.quiet, "No summary on stderr");
+  nmt::cli::add_verbose_option(app, verbose);
   return nmt::cli::run(app, common, argc, argv, [&] {
     options.precision = nmt::parse_precision(precision);
     options.validate();
     const auto device = nmt::parse_device(device_name);
     nmt::Translator translator(nmt::load_model(model_path, device), options, device);
+    if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*translator.model().model));
     const auto& target = translator.model().target_tokenizer;
     stream = stream || options.batch_size == 1 || isatty(STDIN_FILENO);
     // In batch mode, read a block of lines, translate it sorted by length, write it in order.

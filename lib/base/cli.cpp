@@ -127,6 +127,17 @@ void add_common_options(CLI::App& app, CommonOptions& options) {
       ->capture_default_str();
 }
 
+void add_verbose_option(CLI::App& app, bool& verbose) {
+  app.add_flag("--verbose", verbose,
+               "Print on stderr what computes the model, as decided when it was loaded: the path of each kind of "
+               "layer (fp32/bf16/int8 and the library), the instruction set, oneDNN's version, threads");
+}
+
+void print_verbose(const CLI::App& app, const std::vector<std::string>& lines) {
+  for (const auto& line : lines) std::cerr << app.get_name() << ": " << line << '\n';
+  std::cerr.flush();
+}
+
 int apply_threads(int requested) {
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   int threads = requested > 0 ? requested : cores;

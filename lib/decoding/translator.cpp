@@ -96,8 +96,7 @@ Translator::Translator(LoadedModel model, TranslateOptions options, const torch:
   options_.validate();
   input_limit_ = nmt::input_token_limit(*model_.model, options_.search, options_.max_input_tokens);
   max_batch_sentences_ = sentences_that_fit(options_.search.beam, model_.config.model.target_vocab);
-  require_precision_support(options_.precision, device_);
-  model_.model->set_inference_precision(options_.precision);
+  model_.model->use_linear_path(inference_path(options_.precision, device_));
   model_.model->eval();
 }
 

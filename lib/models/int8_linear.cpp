@@ -58,31 +58,33 @@ void dequantize(const std::int32_t* sums, const float* row_scale, const float* c
 
 bool onednn_int8_gemm_available() { return gemm_s8() != nullptr; }
 
-torch::Tensor quantize_weight_int8(const torch::Tensor& weight) {
+Int8Weight quantize_weight_int8(const torch::Tensor& weight) {
   const auto w = weight.detach().to(torch::kFloat).contiguous();
   const auto scales = row_scales(w, weight_levels()).to(torch::kDouble);
   const auto zero_points = torch::zeros({w.size(0)}, torch::kLong);
-  return torch::quantize_per_channel(w, scales, zero_points, 0, torch::kQInt8);
+  // LibTorch's quantizer rounds; its values and scales are then kept as plain tensors.
+  const auto quantized = torch::quantize_per_channel(w, scales, zero_points, 0, torch::kQInt8);
+  return {quantized.int_repr().contiguous(), quantized.q_per_channel_scales().to(torch::kFloat).contiguous()};
 }
 
-torch::Tensor int8_linear(const torch::Tensor& x, const torch::Tensor& qweight, const torch::Tensor& bias) {
+torch::Tensor int8_linear(const torch::Tensor& x, const Int8Weight& weight, const torch::Tensor& bias) {
   if (!onednn_int8_gemm_available()) throw Error("int8 inference needs oneDNN's int8 GEMM (not found)");
   const auto a = x.to(torch::kFloat).contiguous();
-  const int64_t rows = a.size(0), in = a.size(1), out = qweight.size(0);
-  if (qweight.size(1) != in)
+  const int64_t rows = a.size(0), in = a.size(1), out = weight.values.size(0);
+  if (weight.values.size(1) != in)
     throw Error("int8_linear: input has " + std::to_string(in) + " features, weight expects " +
-                std::to_string(qweight.size(1)));
+                std::to_string(weight.values.size(1)));
   auto y = torch::empty({rows, out}, a.options());
   if (rows == 0) return y;
   const auto [quantized, row_scales] = quantize_rows(a);
   auto sums = torch::empty({rows, out}, a.options().dtype(torch::kInt));
   const std::int32_t no_offset = 0;
-  const auto* weight_data = reinterpret_cast<const std::int8_t*>(qweight.data_ptr<c10::qint8>());
+  const auto* weight_data = weight.values.data_ptr<std::int8_t>();
   const dnnl_status_t status = gemm_s8()('N', 'T', 'F', rows, out, in, 1.0f, quantized.data_ptr<std::int8_t>(), in,
                                          0, weight_data, in, 0, 0.0f, sums.data_ptr<std::int32_t>(), out, &no_offset);
   if (status != dnnl_success)
     throw Error("oneDNN int8 GEMM failed with status " + std::to_string(static_cast<int>(status)));
-  const auto column_scales = qweight.q_per_channel_scales().to(torch::kFloat).contiguous();
+  const auto& column_scales = weight.scales;
   const auto fp32_bias = bias.defined() ? bias.to(torch::kFloat).contiguous() : torch::zeros({out}, a.options());
   at::parallel_for(0, rows, 16, [&](int64_t begin, int64_t end) {
     dequantize(sums.data_ptr<std::int32_t>(), row_scales.data_ptr<float>(), column_scales.data_ptr<float>(),

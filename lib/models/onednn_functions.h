@@ -6,10 +6,16 @@
 // hand-written signature could silently disagree with it.
 #include <oneapi/dnnl/dnnl.h>
 
+#include <string>
+
 namespace nmt {
 
 /// The address of oneDNN function `name`, or null when it is missing or the loaded
 /// oneDNN's major version is not the header's (DNNL_VERSION_MAJOR).
 void* find_onednn_function(const char* name);
+
+/// The loaded oneDNN's version ("3.1.1"), saying when it is not used (another major
+/// version) or none is loaded; for --verbose.
+std::string loaded_onednn_version();
 
 }  // namespace nmt

@@ -5,12 +5,9 @@
 #include "nmt/base/cpu_features.h"
 #include "nmt/base/error.h"
 #include "nmt/models/int8_linear.h"
-#include "nmt/models/onednn_gemm.h"
 
 namespace nmt {
 namespace {
-
-thread_local bool bf16_compute = false;
 
 bool cpu_has_native_bf16() { return cpu_features().avx512_bf16; }
 
@@ -80,45 +77,6 @@ Precision resolve_training_precision(const std::string& name, const torch::Devic
 void require_precision_support(Precision precision, const torch::Device& device) {
   const auto reason = unsupported_reason(precision, device);
   if (!reason.empty()) throw Error(reason);
-}
-
-Bf16ComputeScope::Bf16ComputeScope(bool enabled) : previous_(bf16_compute) {
-  bf16_compute = previous_ || enabled;
-}
-
-Bf16ComputeScope::~Bf16ComputeScope() { bf16_compute = previous_; }
-
-bool computes_in_bf16(const torch::Tensor& weight) {
-  return weight.scalar_type() == torch::kBFloat16 || (bf16_compute && weight.scalar_type() == torch::kFloat);
-}
-
-torch::Tensor linear_in_precision(const torch::Tensor& x, const torch::Tensor& weight,
-                                  const torch::Tensor& bias) {
-  constexpr auto kLow = torch::kBFloat16;
-  if (weight.is_quantized()) return int8_linear(x, weight, bias).to(x.scalar_type());
-  if (weight.scalar_type() == kLow && x.scalar_type() != kLow)
-    return torch::nn::functional::linear(x.to(kLow), weight, bias).to(x.scalar_type());
-  if (bf16_compute && weight.scalar_type() == torch::kFloat) {
-    const auto low_bias = bias.defined() ? bias.to(kLow) : bias;
-    return torch::nn::functional::linear(x.to(kLow), weight.to(kLow), low_bias).to(x.scalar_type());
-  }
-  // Inference only: oneDNN's sgemm has no autograd (and training keeps the BLAS's sums).
-  if (!torch::GradMode::is_enabled() && x.is_cpu() && x.scalar_type() == torch::kFloat &&
-      weight.scalar_type() == torch::kFloat && onednn_fp32_gemm_enabled())
-    return onednn_linear(x, weight, bias);
-  return torch::nn::functional::linear(x, weight, bias);
-}
-
-torch::Tensor apply_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
-  if (x.dim() == 2) return linear_in_precision(x, weight, bias);
-  auto sizes = x.sizes().vec();
-  auto flat = linear_in_precision(x.reshape({-1, sizes.back()}), weight, bias);
-  sizes.back() = flat.size(1);
-  return flat.view(sizes);
-}
-
-torch::Tensor apply_linear(torch::nn::Linear& linear, const torch::Tensor& x) {
-  return apply_linear(x, linear->weight, linear->bias);
 }
 
 }  // namespace nmt

@@ -58,8 +58,6 @@ std::pair<double, int64_t> update(Run& run, const std::vector<Batch>& batches) {
   const auto tokens = static_cast<int64_t>(run.group->sum(static_cast<double>(local_tokens)));
   torch::Tensor local_loss;  // summed on the device: one host sync per update, below
   for (const auto& batch : batches) {
-    // Also over backward(): its casts were recorded by the forward, and it reads no flag.
-    Bf16ComputeScope mixed_precision(run.precision == Precision::bf16);
     const auto logits = run.model->forward(batch.source.to(run.device), batch.target_input.to(run.device)).logits;
     auto sums = label_smoothed_loss(logits, batch.target_output.to(run.device), run.config.train.label_smoothing);
     (sums.loss / static_cast<double>(tokens)).backward();
@@ -234,8 +232,14 @@ TrainingResult run_training(Run& run, double startup_seconds) {
                      std::to_string(run.progress.step + 1));
   }
   bool planned_before = false;
-  while (result.stop_reason.empty())
-    result.stop_reason = train_epoch(run, loop, result, agreed_signal, planned_before);
+  {
+    // The model computes on its training path until the loop ends, however it ends
+    // (validation takes the inference path for its own pass).
+    const LinearPathScope training_mode(*run.model, training_path(run.precision));
+    if (train_now && run.is_main() && run.options.on_model_ready) run.options.on_model_ready(*run.model);
+    while (result.stop_reason.empty())
+      result.stop_reason = train_epoch(run, loop, result, agreed_signal, planned_before);
+  }
   // A signal asks for a quick exit: save where we are, skip the final validation.
   if (run.is_main() && train_now) {
     if (agreed_signal == 0 && run.progress.step % t.valid_every != 0) validate_and_checkpoint(run);

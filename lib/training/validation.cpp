@@ -62,7 +62,9 @@ double ValidationResult::metric(const std::string& name) const {
 ValidationResult validate(Seq2SeqModel& model, const ValidationSet& data, const Tokenizer& target_tokenizer,
                           int64_t batch_tokens, int64_t max_sentences, const torch::Device& device) {
   torch::NoGradGuard no_grad;
-  // The model goes back to the mode it was in however validation ends.
+  // Whatever the training path, validation computes as fp32 translation does (oneDNN's
+  // products on the CPU), and the model goes back to its path and mode however it ends.
+  const LinearPathScope inference(model, inference_path(Precision::fp32, device));
   struct RestoreMode {
     Seq2SeqModel& model;
     bool training;

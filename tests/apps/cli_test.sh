@@ -24,8 +24,10 @@ JSON
 COMMON=(--valid-src "$WORK/valid.en" --valid-tgt "$WORK/valid.de" --src-spm "$WORK/spm.model" --tgt-spm "$WORK/spm.model")
 TRAIN=(--train-src "$WORK/train.en" --train-tgt "$WORK/train.de" "${COMMON[@]}")
 "$BIN/nmt-train" --config "$WORK/tiny.json" "${TRAIN[@]}" --model-dir "$WORK/run" --max-steps 20 --threads 1 \
-  2>"$WORK/train.log" >/dev/null
+  --verbose 2>"$WORK/train.log" >/dev/null
 grep -q "step     20" "$WORK/train.log" || fail "no progress line"
+grep -qE "^nmt-train: linear path: (fp32_torch|bf16_mixed)$" "$WORK/train.log" || fail "nmt-train --verbose: no training path"
+grep -q "^nmt-train: threads: 1 (LibTorch intra-op)$" "$WORK/train.log" || fail "nmt-train --verbose: no threads"
 grep -q '"type":"validation"' "$WORK/run/train.jsonl" || fail "no validation in train.jsonl"
 MODEL=$WORK/run/best.pt
 
@@ -86,6 +88,27 @@ check_precision() {
 check_precision bf16 avx512_bf16 "AVX512-BF16"
 check_precision int8 avx2 "AVX2"
 expect_error "--precision" "$BIN/nmt-translate" --model "$MODEL" --precision fp16 </dev/null
+
+# --verbose: what computes the model, as decided at load, on stderr; the output is unchanged.
+# check_verbose LINE...: the last verbose.err has "nmt-translate: LINE" for each LINE.
+check_verbose() {
+  for line in "$@"; do
+    grep -qF -- "nmt-translate: $line" "$WORK/verbose.err" || { cat "$WORK/verbose.err" >&2; fail "--verbose lacks '$line'"; }
+  done
+}
+"$BIN/nmt-translate" --model "$MODEL" --beam 3 --threads 1 --quiet --verbose <"$WORK/input.txt" \
+  >"$WORK/verbose.txt" 2>"$WORK/verbose.err"
+cmp -s "$WORK/verbose.txt" "$WORK/out.txt" || fail "--verbose changed the translations"
+check_verbose "linear path: fp32_" "attention projections: fp32" "feed-forward: fp32" "output projection: fp32" \
+  "instruction set: " "oneDNN: " "threads: 1 (LibTorch intra-op)"
+if grep -qw avx2 /proc/cpuinfo; then
+  NMT_CPU_ISA=avx2 "$BIN/nmt-translate" --model "$MODEL" --precision int8 --threads 1 --quiet --verbose \
+    <"$WORK/input.txt" >/dev/null 2>"$WORK/verbose.err"
+  check_verbose "linear path: int8" "attention projections: int8, weights quantized once (7-bit" \
+    "instruction set: avx2 (capped by NMT_CPU_ISA=avx2)"
+fi
+head -1 "$WORK/valid.en" | "$BIN/nmt-align" --model "$MODEL" --threads 1 --verbose >/dev/null 2>"$WORK/align.err"
+grep -q "^nmt-align: feed-forward: " "$WORK/align.err" || fail "nmt-align --verbose: no feed-forward line"
 
 # Scoring.
 cp "$WORK/valid.en" "$WORK/hyp.en"  # English: several words per line, so BLEU is defined

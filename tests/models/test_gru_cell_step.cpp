@@ -1,10 +1,9 @@
-// gru_cell_step (nmt/models/rnn/gru_cell_step.h) is the GRUCell: in fp32 training it is
-// the module itself; without grad mode, and in mixed-precision training, its own gate
-// arithmetic must give the module's result and, in training, the module's gradients.
+// gru_cell_step (nmt/models/rnn/gru_cell_step.h) is the GRUCell: on fp32_torch it is the
+// module itself; on fp32_onednn (inference) and bf16_mixed (mixed-precision training) its
+// own gate arithmetic must give the module's result and, in training, the module's gradients.
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
-#include "nmt/models/precision.h"
 #include "nmt/models/rnn/gru_cell_step.h"
 
 using namespace nmt;
@@ -15,12 +14,13 @@ TEST_CASE("gru_cell_step equals the GRUCell module", "[rnn][onednn]") {
   for (const int64_t rows : {1, 3, 40}) {
     const auto x = torch::randn({rows, 12});
     const auto h = torch::randn({rows, 20});
-    const auto trained = gru_cell_step(cell, x, h);
-    CHECK(trained.requires_grad());  // grad mode: the module, differentiable
+    const auto trained = gru_cell_step(cell, LinearPath::fp32_torch, x, h);
+    CHECK(trained.requires_grad());  // the module, differentiable
     torch::NoGradGuard no_grad;
     const auto expected = cell(x, h);
     INFO("rows " << rows);
-    CHECK(torch::allclose(gru_cell_step(cell, x, h), expected, 1e-5, 1e-6));
+    const auto inference = inference_path(Precision::fp32, torch::kCPU);  // oneDNN where it was found
+    CHECK(torch::allclose(gru_cell_step(cell, inference, x, h), expected, 1e-5, 1e-6));
     CHECK(torch::equal(trained.detach(), expected));
   }
 }
@@ -37,11 +37,7 @@ CellGradients backward_through(torch::nn::GRUCell& cell, const torch::Tensor& x,
   cell->zero_grad();
   const auto x_leaf = x.clone().requires_grad_(true);
   const auto h_leaf = h.clone().requires_grad_(true);
-  torch::Tensor output;
-  {
-    Bf16ComputeScope scope(bf16);
-    output = gru_cell_step(cell, x_leaf, h_leaf);
-  }
+  const auto output = gru_cell_step(cell, bf16 ? LinearPath::bf16_mixed : LinearPath::fp32_torch, x_leaf, h_leaf);
   output.pow(2).sum().backward();
   CellGradients result{output.detach(), {x_leaf.grad(), h_leaf.grad()}};
   for (const auto& parameter : cell->parameters()) result.gradients.push_back(parameter.grad().clone());

@@ -6,7 +6,7 @@
 #include "nmt/base/cpu_features.h"
 #include "nmt/models/int8_linear.h"
 #include "nmt/models/onednn_gemm.h"
-#include "nmt/models/precision.h"
+#include "nmt/models/linear.h"
 
 using namespace nmt;
 
@@ -46,20 +46,23 @@ TEST_CASE("oneDNN linear reads strided inputs and an empty batch", "[precision][
         torch::IntArrayRef({0, 9}));
 }
 
-TEST_CASE("fp32 inference products go through oneDNN, training ones through autograd",
-          "[precision][onednn]") {
+TEST_CASE("the fp32_onednn path goes through oneDNN, fp32_torch through autograd", "[precision][onednn]") {
   const auto x = torch::randn({4, 8}, torch::requires_grad());
   const auto weight = torch::randn({3, 8}, torch::requires_grad());
   const auto calls_before = onednn_linear_calls();
-  const auto trained = linear_in_precision(x, weight, torch::Tensor());
+  const auto trained = fp32_weight_linear(LinearPath::fp32_torch, x, weight, torch::Tensor());
   REQUIRE(trained.requires_grad());
   CHECK(onednn_linear_calls() == calls_before);  // autograd: LibTorch's product
   trained.sum().backward();
   CHECK(weight.grad().defined());
+  // oneDNN's product has no autograd: recording gradients through it is refused.
+  CHECK_THROWS_WITH(fp32_weight_linear(LinearPath::fp32_onednn, x, weight, torch::Tensor()),
+                    Catch::Contains("while gradients are recorded"));
+  if (!onednn_fp32_gemm_enabled()) return;
   torch::NoGradGuard no_grad;
-  const auto inferred = linear_in_precision(x, weight, torch::Tensor());
+  const auto inferred = fp32_weight_linear(LinearPath::fp32_onednn, x, weight, torch::Tensor());
   CHECK(torch::allclose(inferred, trained, 1e-5, 1e-5));
-  CHECK(onednn_linear_calls() == calls_before + (onednn_fp32_gemm_enabled() ? 1 : 0));
+  CHECK(onednn_linear_calls() == calls_before + 1);
 }
 
 TEST_CASE("int8 linear is within quantization error of fp32", "[precision][int8]") {
@@ -74,7 +77,8 @@ TEST_CASE("int8 linear is within quantization error of fp32", "[precision][int8]
     const auto weight = torch::randn({300, 256}) * 0.05;
     const auto bias = torch::randn({300});
     const auto qweight = quantize_weight_int8(weight);
-    REQUIRE(qweight.is_quantized());
+    REQUIRE(qweight.values.scalar_type() == torch::kChar);
+    REQUIRE(qweight.scales.sizes() == torch::IntArrayRef({300}));
     const auto exact = torch::nn::functional::linear(x, weight, bias);
     const auto low = int8_linear(x, qweight, bias);
     INFO("rows " << rows);
@@ -104,11 +108,12 @@ TEST_CASE("int8 linear sums the quantized products exactly", "[precision][int8]"
   const auto x = torch::randn({64, 512}).sign() * (0.5 + torch::rand({64, 512}));
   const auto weight = torch::randn({200, 512}).sign() * (0.5 + torch::rand({200, 512}));
   const auto qweight = quantize_weight_int8(weight);
-  const auto levels = qweight.int_repr().abs().max().item<int64_t>();
+  const auto levels = qweight.values.abs().max().item<int64_t>();
   CHECK(levels == (cpu_features().avx512_vnni ? 127 : 63));
   const auto x_scales = x.abs().amax(1, true) / 127.0;
   const auto x_quantized = (x / x_scales).round() * x_scales;
-  const auto reference = torch::nn::functional::linear(x_quantized, qweight.dequantize());
+  const auto dequantized = qweight.values.to(torch::kFloat) * qweight.scales.unsqueeze(1);
+  const auto reference = torch::nn::functional::linear(x_quantized, dequantized);
   const auto low = int8_linear(x, qweight, torch::Tensor());
   const double error = (low - reference).abs().max().item<double>();
   const double scale = reference.abs().max().item<double>();

@@ -1,36 +1,22 @@
-// Reduced precision (nmt/models/precision.h): bf16 inference converts the Transformer's
-// Linear weights once and stays close to fp32; mixed-precision training (every family)
-// keeps fp32 master weights and fp32 gradients; what is not implemented says so.
+// Reduced precision (nmt/models/precision.h, linear_path.h): bf16 inference converts the
+// Transformer's Linear weights once and stays close to fp32; mixed-precision training
+// (every family) keeps fp32 master weights and fp32 gradients; what is not implemented
+// says so.
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
 #include "nmt/base/error.h"
 #include "nmt/models/registry.h"
 #include "nmt/models/transformer/transformer.h"
+#include "support/small_transformer.h"
 
 using namespace nmt;
 
 namespace {
 
-ModelConfig small_transformer() {
-  ModelConfig config;
-  config.arch = "transformer";
-  config.source_vocab = 30;
-  config.target_vocab = 30;
-  config.dropout = 0;
-  config.transformer.d_model = 32;
-  config.transformer.heads = 4;
-  config.transformer.ffn_dim = 64;
-  config.transformer.encoder_layers = 2;
-  config.transformer.decoder_layers = 2;
-  config.transformer.attention_dropout = 0;
-  config.transformer.max_positions = 32;
-  return config;
-}
-
 // The same small shape in any family (the RNN fields are ignored by the Transformer).
 ModelConfig small_model(const std::string& arch) {
-  auto config = small_transformer();
+  auto config = test::small_transformer();
   config.arch = arch;
   config.rnn.embedding_dim = 8;
   config.rnn.hidden_dim = 8;
@@ -63,14 +49,14 @@ TEST_CASE("precision names parse and unknown ones are refused", "[precision]") {
 
 TEST_CASE("bf16 inference converts the Transformer once and stays close to fp32", "[precision]") {
   torch::manual_seed(11);
-  auto model = build_model(small_transformer());
+  auto model = build_model(test::small_transformer());
   model->eval();
   const auto exact = step_log_probs(*model);
-  model->set_inference_precision(Precision::fp32);  // a no-op
+  model->use_linear_path(LinearPath::fp32_torch);  // a no-op
   CHECK(step_log_probs(*model)[3].equal(exact[3]));
 
-  model->set_inference_precision(Precision::bf16);
-  model->set_inference_precision(Precision::bf16);  // idempotent
+  model->use_linear_path(LinearPath::bf16_weights);
+  model->use_linear_path(LinearPath::bf16_weights);  // idempotent
   for (const auto& parameter : model->named_parameters()) {
     const bool linear = parameter.key().find("embedding") == std::string::npos &&
                         parameter.key().find("norm") == std::string::npos;
@@ -84,8 +70,8 @@ TEST_CASE("bf16 inference converts the Transformer once and stays close to fp32"
     CHECK(diff > 0);     // it did compute in bf16
     CHECK(diff < 0.05);  // 8-bit mantissa, fp32 accumulation
   }
-  CHECK_THROWS_WITH(model->set_inference_precision(Precision::fp32),
-                    Catch::Contains("converted to bf16 and cannot be converted to fp32"));
+  CHECK_THROWS_WITH(model->use_linear_path(LinearPath::fp32_torch),
+                    Catch::Contains("converted to bf16_weights and cannot be converted to fp32_torch"));
 }
 
 TEST_CASE("int8 inference quantizes the Transformer once and stays near fp32", "[precision]") {
@@ -95,11 +81,11 @@ TEST_CASE("int8 inference quantizes the Transformer once and stays near fp32", "
     return;
   }
   torch::manual_seed(11);
-  auto model = build_model(small_transformer());
+  auto model = build_model(test::small_transformer());
   model->eval();
   const auto exact = step_log_probs(*model);
-  model->set_inference_precision(Precision::int8);
-  model->set_inference_precision(Precision::int8);  // idempotent
+  model->use_linear_path(LinearPath::int8);
+  model->use_linear_path(LinearPath::int8);  // idempotent
   const auto low = step_log_probs(*model);
   for (size_t t = 0; t < exact.size(); ++t) {
     CHECK(low[t].scalar_type() == torch::kFloat);
@@ -107,15 +93,15 @@ TEST_CASE("int8 inference quantizes the Transformer once and stays near fp32", "
     CHECK(diff > 0);    // it did compute in int8
     CHECK(diff < 0.1);  // 7 bits per weight row and per input row
   }
-  CHECK_THROWS_WITH(model->set_inference_precision(Precision::bf16),
-                    Catch::Contains("converted to int8 and cannot be converted to bf16"));
+  CHECK_THROWS_WITH(model->use_linear_path(LinearPath::bf16_weights),
+                    Catch::Contains("converted to int8 and cannot be converted to bf16_weights"));
 }
 
 TEST_CASE("bf16 and int8 inference are refused for the RNN families", "[precision]") {
   auto model = build_model(small_model("attention"));
-  model->set_inference_precision(Precision::fp32);
-  CHECK_THROWS_WITH(model->set_inference_precision(Precision::bf16), Catch::Contains("transformer family only"));
-  CHECK_THROWS_WITH(model->set_inference_precision(Precision::int8), Catch::Contains("transformer family only"));
+  model->use_linear_path(inference_path(Precision::fp32, torch::kCPU));
+  CHECK_THROWS_WITH(model->use_linear_path(LinearPath::bf16_weights), Catch::Contains("transformer family only"));
+  CHECK_THROWS_WITH(model->use_linear_path(LinearPath::int8), Catch::Contains("transformer family only"));
 }
 
 TEST_CASE("mixed-precision training keeps fp32 weights and gradients near fp32, in every family",
@@ -127,7 +113,7 @@ TEST_CASE("mixed-precision training keeps fp32 weights and gradients near fp32, 
   model->train();
   const auto target = torch::tensor({{11, 12, 13, 3}, {14, 15, 16, 3}}, torch::kLong);
   auto loss_of = [&](bool low) {
-    Bf16ComputeScope scope(low);
+    const LinearPathScope mode(*model, low ? LinearPath::bf16_mixed : LinearPath::fp32_torch);
     auto logits = model->forward(kPaddedSource(), kInput()).logits;
     CHECK(logits.scalar_type() == torch::kFloat);
     return torch::nn::functional::cross_entropy(logits.reshape({-1, 30}), target.reshape({-1}));

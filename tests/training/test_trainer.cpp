@@ -54,6 +54,23 @@ TEST_CASE("training writes self-contained checkpoints and a log", "[trainer]") {
     CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
 }
 
+TEST_CASE("training runs on its precision's path and gives the model back on fp32_torch", "[trainer][precision]") {
+  at::set_num_threads(1);
+  ScratchDir dir;
+  test::make_tiny_task(dir);
+  auto config = test::tiny_config("transformer");
+  config.train.max_steps = 6;  // a validation at step 5 in between
+  const bool bf16 = precision_supported(Precision::bf16, torch::kCPU);
+  config.train.precision = bf16 ? "bf16" : "fp32";
+  auto options = test::tiny_trainer_options(dir, config, "run");
+  std::vector<LinearPath> seen;
+  options.on_model_ready = [&](const Seq2SeqModel& model) { seen.push_back(model.linear_path()); };
+  const auto result = train(options);
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0] == (bf16 ? LinearPath::bf16_mixed : LinearPath::fp32_torch));
+  CHECK(result.model->linear_path() == LinearPath::fp32_torch);
+}
+
 TEST_CASE("stopping and resuming gives the same model as an uninterrupted run", "[trainer]") {
   at::set_num_threads(1);  // reductions in a fixed order, so equality can be exact
   ScratchDir dir;

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "nmt/decoding/search.h"
+#include "nmt/models/onednn_gemm.h"
 #include "nmt/text/batching.h"
 #include "nmt/training/validation.h"
 #include "support/tiny_task.h"
@@ -15,6 +16,8 @@ TEST_CASE("validation scores every metric, exact match against normalised refere
   test::ScratchDir dir;
   test::make_tiny_task(dir);
   auto model = test::random_model(dir, "transformer", 3);
+  // The references come from the path validation computes on.
+  model.model->use_linear_path(inference_path(Precision::fp32, torch::kCPU));
   const auto corpus = read_parallel_corpus(dir.file("valid.en"), dir.file("valid.de"));
   ValidationSet data;
   data.encoded = encode_parallel_corpus(corpus, model.source_tokenizer, model.target_tokenizer, 0);
@@ -49,6 +52,23 @@ TEST_CASE("a validation that throws leaves the model in the mode it found", "[va
   data.references = {"a"};
   data.normalised_references = {"a"};
   model.model->train();
+  const LinearPathScope training(*model.model, LinearPath::bf16_mixed);
   CHECK_THROWS(validate(*model.model, data, model.target_tokenizer, 4096, 0, torch::kCPU));
   CHECK(model.model->is_training());
+  CHECK(model.model->linear_path() == LinearPath::bf16_mixed);
+}
+
+TEST_CASE("validation computes on the fp32 inference path and restores the training path", "[validation][precision]") {
+  test::ScratchDir dir;
+  test::make_tiny_task(dir);
+  auto model = test::random_model(dir, "attention", 3);
+  const auto corpus = read_parallel_corpus(dir.file("valid.en"), dir.file("valid.de"));
+  ValidationSet data;
+  data.encoded = encode_parallel_corpus(corpus, model.source_tokenizer, model.target_tokenizer, 0);
+  data.references = data.normalised_references = std::vector<std::string>(data.encoded.source.size(), "a");
+  const LinearPathScope training(*model.model, LinearPath::bf16_mixed);
+  const auto before = onednn_linear_calls();
+  validate(*model.model, data, model.target_tokenizer, 4096, 2, torch::kCPU);
+  CHECK(model.model->linear_path() == LinearPath::bf16_mixed);
+  if (onednn_fp32_gemm_enabled()) CHECK(onednn_linear_calls() > before);
 }

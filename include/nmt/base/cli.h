@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace nmt::cli {
 
@@ -14,6 +15,14 @@ struct CommonOptions {
 
 /// Adds --version (prints project and LibTorch version, then exits) and --threads.
 void add_common_options(CLI::App& app, CommonOptions& options);
+
+/// Adds --verbose, for the tools that load or train a model: once the model is set up,
+/// the decisions fixed then (each kind of layer's kernel, the instruction set, oneDNN,
+/// threads: models/compute_description.h) go to stderr through print_verbose.
+void add_verbose_option(CLI::App& app, bool& verbose);
+
+/// Writes each line to stderr as "<tool>: <line>".
+void print_verbose(const CLI::App& app, const std::vector<std::string>& lines);
 
 /// Range checks for number options whose messages stay short ("--beam: 40 is not from 1
 /// to 32"; CLI11's own print both bounds with six decimals, a 309-digit one included).

@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "nmt/models/precision.h"
+#include "nmt/models/linear.h"
+#include "nmt/models/linear_path.h"
 
 namespace nmt {
 
@@ -84,6 +85,12 @@ struct ForwardOutput {
   torch::Tensor logits;  ///< [B, T, V] unnormalised scores
 };
 
+/// One kind of layer of a model (its name, "feed-forward") and what computes its products.
+struct LayerComputation {
+  std::string layers;
+  std::string computation;
+};
+
 class Seq2SeqModel : public torch::nn::Module {
  public:
   /// source: [B, S] int64 ids (no bos; eos at the end; pad = 0).
@@ -108,15 +115,50 @@ class Seq2SeqModel : public torch::nn::Module {
   virtual int64_t max_positions() const { return 0; }
   /// Self-attention of every layer for a teacher-forced pair (same inputs as forward).
   /// Empty for families without self-attention (the RNNs).
-  /// For inference only: converts what the precision needs (bf16, int8: the
-  /// Transformer's Linear weights, once). fp32 is a no-op. Throws nmt::Error for a family
-  /// that does not implement `precision`, or to convert a converted model again.
-  virtual void set_inference_precision(Precision precision);
   virtual SelfAttentionWeights self_attention(const torch::Tensor& source, const torch::Tensor& target_input) {
     (void)source, (void)target_input;
     return {};
   }
+
+  /// How every Linear product of the model is computed (linear_path.h); a built or
+  /// loaded model is on fp32_torch, LibTorch's own (differentiable) path.
+  LinearPath linear_path() const { return linear_path_; }
+  /// Puts every Linear layer on `path`, converting the weights it reads (bf16_weights,
+  /// int8: once and for good). Everything is converted before anything is replaced, so a
+  /// failure leaves the model as it was. nmt::Error for a path the family does not run,
+  /// and for any other path once the weights were converted.
+  void use_linear_path(LinearPath path);
+  /// Each kind of layer of the family and what computes it, for --verbose (describe_compute);
+  /// by default one line for all the Linear layers.
+  virtual std::vector<LayerComputation> layer_computations() const;
   virtual ~Seq2SeqModel() = default;
+
+ protected:
+  /// Whether the family implements `path` (the RNN families: only the fp32-weight paths).
+  virtual bool runs_linear_path(LinearPath path) const { return !converts_weights(path); }
+  /// Every Linear layer: the registered ones, and any the family keeps unregistered.
+  virtual std::vector<LinearImpl*> linear_layers();
+  /// After the layers took a converting path: drops what nothing reads any more.
+  virtual void after_weights_converted() {}
+
+ private:
+  LinearPath linear_path_ = LinearPath::fp32_torch;
+};
+
+/// Puts `model` on `path` (one that reads the fp32 weights: fp32_torch, fp32_onednn,
+/// bf16_mixed) while it lives, and back on the path it found however the scope ends:
+/// the trainer's training mode, validation's inference pass. nmt::Error for a converting
+/// path, or for a model whose weights were converted.
+class LinearPathScope {
+ public:
+  LinearPathScope(Seq2SeqModel& model, LinearPath path);
+  ~LinearPathScope();
+  LinearPathScope(const LinearPathScope&) = delete;
+  LinearPathScope& operator=(const LinearPathScope&) = delete;
+
+ private:
+  Seq2SeqModel& model_;
+  LinearPath previous_;
 };
 
 using ModelPtr = std::shared_ptr<Seq2SeqModel>;

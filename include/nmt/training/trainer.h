@@ -3,6 +3,7 @@
 // schedule; periodic validation (loss, perplexity, greedy BLEU); atomic checkpoints
 // `last` (resumable) and `best`; early stopping; clean stop on SIGINT/SIGTERM;
 // data-parallel over several processes (see distributed.h).
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -32,6 +33,9 @@ struct TrainerOptions {
   /// must equal the checkpoint's except model.dropout, which it sets.
   bool model_config_given = false;
   bool quiet = false;                   ///< no progress lines on stderr (tests)
+  /// Called on rank 0 once the model is on its training path, before the first step
+  /// (nmt-train --verbose prints describe_compute with it).
+  std::function<void(const Seq2SeqModel&)> on_model_ready;
   /// Limits given on the command line. On resume each one given replaces the stored one;
   /// the others keep their stored values. (On a fresh start `config` already has them.)
   std::optional<int64_t> max_steps, max_epochs;

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "nmt/base/error.h"
-#include "nmt/models/precision.h"
 #include "nmt/models/rnn/gru_cell_step.h"
 
 namespace nmt {
@@ -28,7 +27,7 @@ AttentionSeq2Seq::AttentionSeq2Seq(const ModelConfig& config) : config_(config) 
   // Each direction gets H/2 so the memory is H wide, like the decoder (needed by dot).
   encoder_ = register_module(
       "encoder", RnnEncoder(config.source_vocab, E, H / 2, L, /*bidirectional=*/true, config.dropout));
-  bridge_ = register_module("bridge", torch::nn::Linear(H, L * H));
+  bridge_ = register_module("bridge", Linear(H, L * H));
   target_embedding_ = register_module(
       "target_embedding",
       torch::nn::Embedding(torch::nn::EmbeddingOptions(config.target_vocab, E).padding_idx(0)));
@@ -38,8 +37,8 @@ AttentionSeq2Seq::AttentionSeq2Seq(const ModelConfig& config) : config_(config) 
   for (int64_t layer = 0; layer < L; ++layer)
     cells_.push_back(register_module("cell" + std::to_string(layer),
                                       torch::nn::GRUCell(layer == 0 ? input_dim : H, H)));
-  combine_ = register_module("combine", torch::nn::Linear(torch::nn::LinearOptions(2 * H, H).bias(false)));
-  output_ = register_module("output", torch::nn::Linear(H, config.target_vocab));
+  combine_ = register_module("combine", Linear(2 * H, H, /*with_bias=*/false));
+  output_ = register_module("output", Linear(H, config.target_vocab));
   dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
 }
 
@@ -68,7 +67,7 @@ AttentionState AttentionSeq2Seq::make_state(const EncoderOutput& encoded) {
   state.memory = encoded.memory;
   state.source_mask = encoded.source_mask;
   state.keys = attention_->project_keys(encoded.memory);
-  state.hidden = torch::tanh(apply_linear(bridge_, encoded.extra.at("final"))).view({B, config_.rnn.layers, config_.rnn.hidden_dim});
+  state.hidden = torch::tanh(bridge_(encoded.extra.at("final"))).view({B, config_.rnn.layers, config_.rnn.hidden_dim});
   if (config_.rnn.input_feeding) state.feed = torch::zeros({B, config_.rnn.hidden_dim}, encoded.memory.options());
   return state;
 }
@@ -82,7 +81,7 @@ torch::Tensor AttentionSeq2Seq::run_cells(const torch::Tensor& input, const torc
   auto x = input;
   for (size_t layer = 0; layer < cells_.size(); ++layer) {
     if (layer > 0) x = dropout_(x);
-    x = gru_cell_step(cells_[layer], x, hidden.select(1, static_cast<int64_t>(layer)));
+    x = gru_cell_step(cells_[layer], linear_path(), x, hidden.select(1, static_cast<int64_t>(layer)));
     layers.push_back(x);
   }
   return torch::stack(layers, 1);
@@ -104,7 +103,7 @@ std::pair<torch::Tensor, torch::Tensor> AttentionSeq2Seq::advance(const torch::T
   hidden = run_cells(torch::cat(inputs, 1), hidden);
   const auto top = hidden.select(1, -1);
   if (!attention_->uses_previous_state()) std::tie(context, weights) = attention_(top, keys, memory, mask);
-  const auto attentional = torch::tanh(apply_linear(combine_, torch::cat({top, context}, 1)));
+  const auto attentional = torch::tanh(combine_(torch::cat({top, context}, 1)));
   state.hidden = hidden;
   if (config_.rnn.input_feeding) state.feed = attentional;
   ++state.step;
@@ -115,7 +114,7 @@ StepOutput AttentionSeq2Seq::step(const torch::Tensor& previous_tokens, DecoderS
   const auto embedded = dropout_(target_embedding_(previous_tokens));
   auto [attentional, weights] = advance(embedded, state_as<AttentionState>(state));
   StepOutput output;
-  output.log_probs = torch::log_softmax(apply_linear(output_, dropout_(attentional)), -1);
+  output.log_probs = torch::log_softmax(output_(dropout_(attentional)), -1);
   output.attention = weights;
   return output;
 }
@@ -128,7 +127,13 @@ ForwardOutput AttentionSeq2Seq::forward(const torch::Tensor& source, const torch
   for (int64_t t = 0; t < target_input.size(1); ++t)
     attentional.push_back(advance(embedded.select(1, t), state).first);
   // One big output projection for all steps instead of T small ones.
-  return {apply_linear(output_, dropout_(torch::stack(attentional, 1)))};
+  return {output_(dropout_(torch::stack(attentional, 1)))};
+}
+
+std::vector<LayerComputation> AttentionSeq2Seq::layer_computations() const {
+  return {{"Linear layers (bridge, attention, combine, output)", describe_linear_path(linear_path())},
+          {"decoder GRU cells", describe_gru_cell_step(linear_path())},
+          {"encoder GRU (nn::GRU)", "fp32, LibTorch"}};
 }
 
 }  // namespace nmt

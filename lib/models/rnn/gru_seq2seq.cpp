@@ -2,7 +2,6 @@
 
 #include <torch/nn/functional/activation.h>
 
-#include "nmt/models/precision.h"
 
 namespace nmt {
 
@@ -19,13 +18,13 @@ GruSeq2Seq::GruSeq2Seq(const ModelConfig& config) : config_(config) {
   target_embedding_ = register_module(
       "target_embedding",
       torch::nn::Embedding(torch::nn::EmbeddingOptions(config.target_vocab, E).padding_idx(0)));
-  bridge_ = register_module("bridge", torch::nn::Linear(H, L * H));
+  bridge_ = register_module("bridge", Linear(H, L * H));
   decoder_ = register_module("decoder", torch::nn::GRU(torch::nn::GRUOptions(E + H, H)
                                                            .num_layers(L)
                                                            .batch_first(true)
                                                            .dropout(L > 1 ? config.dropout : 0.0)));
   // The output sees the state, the previous word and the context (Cho et al. 2014, eq. 3).
-  output_ = register_module("output", torch::nn::Linear(H + E + H, config.target_vocab));
+  output_ = register_module("output", Linear(H + E + H, config.target_vocab));
   dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
 }
 
@@ -38,7 +37,7 @@ EncoderOutput GruSeq2Seq::encode(const torch::Tensor& source) {
 
 torch::Tensor GruSeq2Seq::initial_hidden(const torch::Tensor& context) {
   // [B, L*H] -> [L, B, H]
-  return torch::tanh(apply_linear(bridge_, context))
+  return torch::tanh(bridge_(context))
       .view({context.size(0), config_.rnn.layers, config_.rnn.hidden_dim})
       .transpose(0, 1)
       .contiguous();
@@ -59,7 +58,7 @@ std::pair<torch::Tensor, torch::Tensor> GruSeq2Seq::decode(const torch::Tensor& 
   const auto repeated = context.unsqueeze(1).expand({-1, T, -1});
   auto [states, next_hidden] = decoder_(torch::cat({embedded, repeated}, 2), hidden);
   const auto features = torch::cat({states, embedded, repeated}, 2);
-  return {apply_linear(output_, dropout_(features)), next_hidden};
+  return {output_(dropout_(features)), next_hidden};
 }
 
 StepOutput GruSeq2Seq::step(const torch::Tensor& previous_tokens, DecoderState& base) {
@@ -76,6 +75,11 @@ StepOutput GruSeq2Seq::step(const torch::Tensor& previous_tokens, DecoderState& 
 ForwardOutput GruSeq2Seq::forward(const torch::Tensor& source, const torch::Tensor& target_input) {
   const auto context = encoder_(source).final;
   return {decode(target_input, context, initial_hidden(context)).first};
+}
+
+std::vector<LayerComputation> GruSeq2Seq::layer_computations() const {
+  return {{"Linear layers (bridge, output)", describe_linear_path(linear_path())},
+          {"encoder and decoder GRU (nn::GRU)", "fp32, LibTorch"}};
 }
 
 }  // namespace nmt

@@ -3,7 +3,6 @@
 #include <limits>
 
 #include "nmt/base/error.h"
-#include "nmt/models/precision.h"
 
 namespace nmt {
 
@@ -14,16 +13,14 @@ const std::vector<std::string>& RnnAttentionImpl::kinds() {
 
 RnnAttentionImpl::RnnAttentionImpl(const std::string& kind, int64_t query_dim, int64_t memory_dim)
     : kind_(kind) {
-  using torch::nn::Linear;
-  using torch::nn::LinearOptions;
   if (kind == "bahdanau" || kind == "concat") {
     // Additive: v^T tanh(W_k h + W_q s). Luong's "concat" is the same form, applied to
     // the current state instead of the previous one.
-    key_layer_ = register_module("key_layer", Linear(LinearOptions(memory_dim, query_dim).bias(false)));
-    query_layer_ = register_module("query_layer", Linear(LinearOptions(query_dim, query_dim).bias(false)));
-    energy_layer_ = register_module("energy_layer", Linear(LinearOptions(query_dim, 1).bias(false)));
+    key_layer_ = register_module("key_layer", Linear(memory_dim, query_dim, /*with_bias=*/false));
+    query_layer_ = register_module("query_layer", Linear(query_dim, query_dim, /*with_bias=*/false));
+    energy_layer_ = register_module("energy_layer", Linear(query_dim, 1, /*with_bias=*/false));
   } else if (kind == "general") {
-    key_layer_ = register_module("key_layer", Linear(LinearOptions(memory_dim, query_dim).bias(false)));
+    key_layer_ = register_module("key_layer", Linear(memory_dim, query_dim, /*with_bias=*/false));
   } else if (kind == "dot") {
     if (query_dim != memory_dim) throw Error("dot attention needs equal query and memory sizes");
   } else {
@@ -32,13 +29,13 @@ RnnAttentionImpl::RnnAttentionImpl(const std::string& kind, int64_t query_dim, i
 }
 
 torch::Tensor RnnAttentionImpl::project_keys(const torch::Tensor& memory) {
-  return key_layer_ ? apply_linear(key_layer_, memory) : memory;
+  return key_layer_ ? key_layer_(memory) : memory;
 }
 
 torch::Tensor RnnAttentionImpl::scores(const torch::Tensor& query, const torch::Tensor& keys) {
   if (energy_layer_) {
     // [B, S, Q] + [B, 1, Q] -> [B, S, 1] -> [B, S]
-    return apply_linear(energy_layer_, torch::tanh(keys + apply_linear(query_layer_, query).unsqueeze(1))).squeeze(2);
+    return energy_layer_(torch::tanh(keys + query_layer_(query).unsqueeze(1))).squeeze(2);
   }
   // dot / general: [B, S, Q] x [B, Q, 1] -> [B, S]
   return torch::bmm(keys, query.unsqueeze(2)).squeeze(2);

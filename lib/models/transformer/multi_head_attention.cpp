@@ -7,7 +7,6 @@
 #include <cmath>
 
 #include "nmt/base/error.h"
-#include "nmt/models/precision.h"
 #include "single_query_attention.h"
 
 namespace nmt {
@@ -47,7 +46,7 @@ torch::Tensor causal_bias(int64_t length, const torch::TensorOptions& options) {
   return torch::full({length, length}, kMaskedScore, options).triu_(1);
 }
 
-void init_linear(torch::nn::Linear& linear, int64_t blocks) {
+void init_linear(Linear& linear, int64_t blocks) {
   torch::NoGradGuard no_grad;
   for (auto& block : linear->weight.chunk(blocks, 0)) torch::nn::init::xavier_uniform_(block);
   if (linear->bias.defined()) linear->bias.zero_();
@@ -63,7 +62,7 @@ AttentionBase::AttentionBase(int64_t d_model, int64_t heads, double dropout)
                 ") must be a positive multiple of heads (" + std::to_string(heads) + ")");
   }
   scale_ = 1.0 / std::sqrt(static_cast<double>(head_dim_));
-  output_ = register_module("output", torch::nn::Linear(d_model, d_model));
+  output_ = register_module("output", Linear(d_model, d_model));
   init_linear(output_);
 }
 
@@ -81,7 +80,7 @@ AttentionOutput AttentionBase::attend(const torch::Tensor& query, const KeyValue
                                       const torch::Tensor& shared_bias) {
   if (!is_training() && single_query_applies(query, shared, shared_bias)) {
     auto attended = single_query_attention(query, shared, shared_bias, scale_);
-    return {apply_linear(output_, attended.context), attended.weights};
+    return {output_(attended.context), attended.weights};
   }
   auto bias = shared_bias;
   const auto memory = gather_rows(shared, bias);
@@ -96,20 +95,20 @@ AttentionOutput AttentionBase::attend(const torch::Tensor& query, const KeyValue
   const auto length = context.size(2);
   // [B, H, Tq, dk] -> [B, Tq, H, dk] -> [B, Tq, D]: the one copy merging heads needs.
   auto merged = context.transpose(1, 2).reshape({batch, length, d_model_});
-  return {apply_linear(output_, merged), weights};
+  return {output_(merged), weights};
 }
 
 // --- SelfAttention ----------------------------------------------------------
 
 SelfAttentionImpl::SelfAttentionImpl(int64_t d_model, int64_t heads, double dropout)
     : AttentionBase(d_model, heads, dropout) {
-  qkv_ = register_module("qkv", torch::nn::Linear(d_model, 3 * d_model));
+  qkv_ = register_module("qkv", Linear(d_model, 3 * d_model));
   init_linear(qkv_, 3);
 }
 
 AttentionOutput SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& bias,
                                            KeyValueCache* cache) {
-  auto parts = split_heads(apply_linear(qkv_, x), 3);
+  auto parts = split_heads(qkv_(x), 3);
   if (cache == nullptr) return attend(parts[0], {parts[1], parts[2], {}}, bias);
   const auto rows = x.size(0), length = cache->length, end = length + x.size(1);
   if (cache->keys.size(0) < rows || cache->keys.size(2) < end || cache->rows.size(1) != end)
@@ -124,8 +123,8 @@ AttentionOutput SelfAttentionImpl::forward(const torch::Tensor& x, const torch::
 
 CrossAttentionImpl::CrossAttentionImpl(int64_t d_model, int64_t heads, double dropout)
     : AttentionBase(d_model, heads, dropout) {
-  query_ = register_module("query", torch::nn::Linear(d_model, d_model));
-  key_value_ = register_module("key_value", torch::nn::Linear(d_model, 2 * d_model));
+  query_ = register_module("query", Linear(d_model, d_model));
+  key_value_ = register_module("key_value", Linear(d_model, 2 * d_model));
   init_linear(query_);
   init_linear(key_value_, 2);
 }
@@ -133,13 +132,13 @@ CrossAttentionImpl::CrossAttentionImpl(int64_t d_model, int64_t heads, double dr
 KeyValue CrossAttentionImpl::project_memory(const torch::Tensor& memory) {
   // matmul would copy these permuted views on every call anyway; copying once here
   // lets every decoding step use them in place.
-  auto parts = split_heads(apply_linear(key_value_, memory), 2);
+  auto parts = split_heads(key_value_(memory), 2);
   return {parts[0].contiguous(), parts[1].contiguous(), {}};
 }
 
 AttentionOutput CrossAttentionImpl::forward(const torch::Tensor& x, const KeyValue& memory,
                                             const torch::Tensor& bias) {
-  return attend(split_heads(apply_linear(query_, x), 1)[0], memory, bias);
+  return attend(split_heads(query_(x), 1)[0], memory, bias);
 }
 
 }  // namespace nmt

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "nmt/base/error.h"
-#include "nmt/models/int8_linear.h"
 
 namespace nmt {
 
@@ -86,6 +85,7 @@ void TransformerModel::build_embeddings() {
     torch::nn::init::xavier_uniform_(weight);
     output_weight_ = register_parameter("output_weight", weight);
   }
+  output_projection_ = Linear(output_weight());
 }
 
 void TransformerModel::build_stacks() {
@@ -123,41 +123,32 @@ torch::Tensor TransformerModel::embed(const torch::nn::Embedding& embedding,
 }
 
 torch::Tensor TransformerModel::project_output(const torch::Tensor& x) {
-  auto h = decoder_norm_.is_empty() ? x : decoder_norm_(x);
-  const auto& weight = inference_output_weight_.defined() ? inference_output_weight_ : output_weight();
-  return apply_linear(h, weight, torch::Tensor());
+  return output_projection_(decoder_norm_.is_empty() ? x : decoder_norm_(x));
 }
 
-void TransformerModel::set_inference_precision(Precision precision) {
-  if (precision == inference_precision_) return;
-  require(inference_precision_ == Precision::fp32,
-          "the model was converted to " + precision_name(inference_precision_) +
-              " and cannot be converted to " + precision_name(precision) + " (its weights were rounded)");
-  torch::NoGradGuard no_grad;
-  // Embeddings stay fp32 (they are looked up, not multiplied); a tied output projection
-  // gets its own converted copy.
-  const bool quantize = precision == Precision::int8;
-  auto convert = [&](const torch::Tensor& weight) {
-    return quantize ? quantize_weight_int8(weight) : weight.detach().to(torch::kBFloat16);
-  };
-  // Everything is converted before anything is replaced: a failure leaves the model fp32.
-  auto output_weight_copy = convert(output_weight());
-  std::vector<std::pair<torch::nn::LinearImpl*, torch::Tensor>> converted;
-  for (const auto& module : modules(/*include_self=*/false))
-    if (auto* linear = dynamic_cast<torch::nn::LinearImpl*>(module.get()))
-      converted.emplace_back(linear, convert(linear->weight));
-  inference_output_weight_ = std::move(output_weight_copy);
-  for (auto& [linear, weight] : converted) {
-    if (quantize) {
-      // A quantized tensor cannot take a float parameter's place (set_data), so the
-      // member that apply_linear reads is replaced; the biases stay fp32.
-      linear->weight = std::move(weight);
-    } else {
-      linear->weight.set_data(weight);
-      if (linear->bias.defined()) linear->bias.set_data(linear->bias.to(torch::kBFloat16));
-    }
-  }
-  inference_precision_ = precision;
+std::vector<LinearImpl*> TransformerModel::linear_layers() {
+  auto layers = Seq2SeqModel::linear_layers();
+  layers.push_back(output_projection_.get());
+  return layers;
+}
+
+void TransformerModel::after_weights_converted() {
+  // The output projection computes with its converted copy; a tied embedding is still
+  // looked up in fp32, an untied fp32 weight is read by nothing and goes.
+  if (config_.transformer.tie_output) return;
+  parameters_["output_weight"] = torch::Tensor();
+  output_weight_ = torch::Tensor();
+}
+
+std::vector<LayerComputation> TransformerModel::layer_computations() const {
+  const auto path = describe_linear_path(linear_path());
+  auto output = path;
+  if (config_.transformer.tie_output)
+    output += converts_weights(linear_path()) ? "; a converted copy of the tied target embedding" : "; tied to the target embedding";
+  return {{"attention projections", path},
+          {"feed-forward", computes_in_bf16(linear_path()) ? path + "; the hidden layer stays bf16" : path},
+          {"output projection", output},
+          {"attention scores and context, embeddings, layer norms", "fp32, LibTorch"}};
 }
 
 EncoderOutput TransformerModel::encode(const torch::Tensor& source) {

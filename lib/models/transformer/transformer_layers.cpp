@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "nmt/base/error.h"
-#include "nmt/models/precision.h"
 
 namespace nmt {
 
@@ -41,21 +40,19 @@ torch::Tensor sinusoidal_positions(int64_t positions, int64_t dim) {
 // --- FeedForward ------------------------------------------------------------
 
 FeedForwardImpl::FeedForwardImpl(int64_t d_model, int64_t inner_dim) {
-  inner_ = register_module("inner", torch::nn::Linear(d_model, inner_dim));
-  outer_ = register_module("outer", torch::nn::Linear(inner_dim, d_model));
+  inner_ = register_module("inner", Linear(d_model, inner_dim));
+  outer_ = register_module("outer", Linear(inner_dim, d_model));
   init_linear(inner_);
   init_linear(outer_);
 }
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
+  // On a bf16 path the widest activation stays bf16 between the two products: no casts
+  // of it (each product returns its input's dtype).
+  const auto input = computes_in_bf16(inner_->path()) ? x.to(torch::kBFloat16) : x;
   // relu_ in place: its backward only needs the result, saving one [B, T, F] buffer.
-  if (computes_in_bf16(inner_->weight)) {
-    // The widest activation stays bf16 between the two products: no casts of it.
-    auto hidden = apply_linear(inner_, x.to(torch::kBFloat16));
-    return apply_linear(outer_, hidden.relu_()).to(x.scalar_type());
-  }
-  auto hidden = apply_linear(inner_, x);
-  return apply_linear(outer_, hidden.relu_());
+  auto hidden = inner_(input);
+  return outer_(hidden.relu_()).to(x.scalar_type());
 }
 
 // --- ResidualBlock ----------------------------------------------------------

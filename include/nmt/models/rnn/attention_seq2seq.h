@@ -9,7 +9,6 @@
 // "(; a~_{t-1})" is input feeding (Luong et al. 2015, sec. 3.3), on by default.
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/embedding.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/rnn.h>
 
@@ -45,6 +44,7 @@ class AttentionSeq2Seq : public Seq2SeqModel {
   DecoderStatePtr initial_state(const EncoderOutput& encoded) override;
   StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) override;
   ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
+  std::vector<LayerComputation> layer_computations() const override;
 
  private:
   /// Advances `state` by one token; returns the attentional vector [B, H] and the
@@ -56,12 +56,12 @@ class AttentionSeq2Seq : public Seq2SeqModel {
 
   ModelConfig config_;
   RnnEncoder encoder_{nullptr};
-  torch::nn::Linear bridge_{nullptr};
+  Linear bridge_{nullptr};
   torch::nn::Embedding target_embedding_{nullptr};
   std::vector<torch::nn::GRUCell> cells_;
   RnnAttention attention_{nullptr};
-  torch::nn::Linear combine_{nullptr};
-  torch::nn::Linear output_{nullptr};
+  Linear combine_{nullptr};
+  Linear output_{nullptr};
   torch::nn::Dropout dropout_{nullptr};
 };
 

@@ -1,17 +1,24 @@
 #pragma once
-// One GRUCell step whose two GEMMs go through apply_linear, so the attention family's
-// decoder uses the same matrix-product path as the Transformer: oneDNN fp32 at inference
-// (RNN inference has no bf16 yet), bf16 under a Bf16ComputeScope in training. Training in
-// fp32 (grad mode on, no scope) calls the module itself, so autograd is the module's.
+// One GRUCell step on the model's Linear path, so the attention family's decoder computes
+// its two GEMMs as its Linear layers do: on fp32_torch the module itself (its autograd);
+// on fp32_onednn (inference, validation) oneDNN's products and in-place gate arithmetic;
+// on bf16_mixed (mixed-precision training) bf16 products with differentiable fp32 gate
+// arithmetic. The gate arithmetic is LibTorch's CPU GRUCell's, in its order (r, z from the
+// summed gates, then n, then h' = (h - n) z + n), so only the products differ.
 #include <torch/nn/modules/rnn.h>
 #include <torch/types.h>
 
+#include <string>
+
+#include "nmt/models/linear_path.h"
+
 namespace nmt {
 
-/// cell(x, h): x [B, in], h [B, H] -> [B, H]. Outside fp32 training, the same operations
-/// in the same order as LibTorch's CPU GRUCell (r, z from the summed gates, then n, then
-/// h' = (h - n) z + n), so only the products' library and precision differ: in place
-/// without grad mode, out of place (differentiable) in mixed-precision training.
-torch::Tensor gru_cell_step(torch::nn::GRUCell& cell, const torch::Tensor& x, const torch::Tensor& h);
+/// cell(x, h) on `path`: x [B, in], h [B, H] -> [B, H]. nmt::Error on a converting path
+/// (the RNN families do not convert their weights).
+torch::Tensor gru_cell_step(torch::nn::GRUCell& cell, LinearPath path, const torch::Tensor& x, const torch::Tensor& h);
+
+/// What computes a GRU cell step on `path`, for --verbose.
+std::string describe_gru_cell_step(LinearPath path);
 
 }  // namespace nmt

@@ -4,7 +4,6 @@
 // fed to it at every step and to the output layer. No attention.
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/embedding.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/rnn.h>
 
 #include "nmt/base/config.h"
@@ -38,6 +37,7 @@ class GruSeq2Seq : public Seq2SeqModel {
   StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) override;
   ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
   bool has_attention() const override { return false; }
+  std::vector<LayerComputation> layer_computations() const override;
 
  private:
   /// Shape: tokens [B, T], context [B, H], hidden [layers, B, H] -> logits [B, T, V], hidden.
@@ -49,9 +49,9 @@ class GruSeq2Seq : public Seq2SeqModel {
   ModelConfig config_;
   RnnEncoder encoder_{nullptr};
   torch::nn::Embedding target_embedding_{nullptr};
-  torch::nn::Linear bridge_{nullptr};
+  Linear bridge_{nullptr};
   torch::nn::GRU decoder_{nullptr};
-  torch::nn::Linear output_{nullptr};
+  Linear output_{nullptr};
   torch::nn::Dropout dropout_{nullptr};
 };
 

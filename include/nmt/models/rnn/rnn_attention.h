@@ -2,10 +2,13 @@
 // Attention for the RNN decoder: Bahdanau (additive MLP) and Luong's dot, general and
 // concat scores. Keys are projected once per sentence (project_keys) and reused at
 // every step; only the query changes.
-#include <torch/nn/modules/linear.h>
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
 
 #include <string>
 #include <vector>
+
+#include "nmt/models/linear.h"
 
 namespace nmt {
 
@@ -28,9 +31,9 @@ class RnnAttentionImpl : public torch::nn::Module {
   torch::Tensor scores(const torch::Tensor& query, const torch::Tensor& keys);
 
   std::string kind_;
-  torch::nn::Linear key_layer_{nullptr};    // additive (bahdanau, concat), general
-  torch::nn::Linear query_layer_{nullptr};  // additive
-  torch::nn::Linear energy_layer_{nullptr}; // additive: v^T tanh(.)
+  Linear key_layer_{nullptr};     // additive (bahdanau, concat), general
+  Linear query_layer_{nullptr};   // additive
+  Linear energy_layer_{nullptr};  // additive: v^T tanh(.)
 };
 TORCH_MODULE(RnnAttention);
 

@@ -10,13 +10,12 @@
 // Shape: inputs [B, T, D]; per-head tensors [B, H, T, dk] with dk = D / H;
 // attention weights [B, H, Tq, Tk].
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
 #include <vector>
 
-#include "nmt/models/precision.h"  // apply_linear
+#include "nmt/models/linear.h"
 
 namespace nmt {
 
@@ -60,7 +59,7 @@ torch::Tensor causal_bias(int64_t length, const torch::TensorOptions& options);
 /// Xavier-uniform initialisation of a Linear whose output stacks `blocks` square
 /// D x D projections (fused Q/K/V): each block is initialised as if it were its own
 /// layer, so fusing does not change the initial scale. Biases start at zero.
-void init_linear(torch::nn::Linear& linear, int64_t blocks = 1);
+void init_linear(Linear& linear, int64_t blocks = 1);
 
 /// What self- and cross-attention share: head split, attention, output projection.
 class AttentionBase : public torch::nn::Module {
@@ -84,7 +83,7 @@ class AttentionBase : public torch::nn::Module {
   int64_t head_dim_;
   double dropout_;
   double scale_;
-  torch::nn::Linear output_{nullptr};
+  Linear output_{nullptr};
 };
 
 class SelfAttentionImpl : public AttentionBase {
@@ -98,7 +97,7 @@ class SelfAttentionImpl : public AttentionBase {
                           KeyValueCache* cache = nullptr);
 
  private:
-  torch::nn::Linear qkv_{nullptr};
+  Linear qkv_{nullptr};
 };
 TORCH_MODULE(SelfAttention);
 
@@ -114,8 +113,8 @@ class CrossAttentionImpl : public AttentionBase {
                           const torch::Tensor& bias);
 
  private:
-  torch::nn::Linear query_{nullptr};
-  torch::nn::Linear key_value_{nullptr};
+  Linear query_{nullptr};
+  Linear key_value_{nullptr};
 };
 TORCH_MODULE(CrossAttention);
 

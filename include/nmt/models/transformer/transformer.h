@@ -59,9 +59,9 @@ class TransformerModel : public Seq2SeqModel {
   ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
   SelfAttentionWeights self_attention(const torch::Tensor& source, const torch::Tensor& target_input) override;
 
-  /// bf16: every Linear weight and the output projection are stored in bf16; int8: they
-  /// are quantized per output row (int8_linear.h). Once converted, a model stays so.
-  void set_inference_precision(Precision precision) override;
+  /// Attention projections, feed-forward, output projection: the model's Linear path;
+  /// attention itself, embeddings and layer norms: fp32.
+  std::vector<LayerComputation> layer_computations() const override;
 
   int64_t attention_layers() const override { return config_.transformer.decoder_layers; }
   bool has_self_attention() const override { return true; }
@@ -72,8 +72,15 @@ class TransformerModel : public Seq2SeqModel {
   const ModelConfig& config() const { return config_; }
   const torch::nn::Embedding& source_embedding() const { return source_embedding_; }
   const torch::nn::Embedding& target_embedding() const { return target_embedding_; }
-  /// [V, D]: the target embedding's weight when tie_output, else its own parameter.
+  /// [V, D] fp32: the target embedding's weight when tie_output, else its own parameter
+  /// (then undefined once converted for bf16 or int8: the output projection keeps the
+  /// converted copy).
   torch::Tensor output_weight() const;
+
+ protected:
+  bool runs_linear_path(LinearPath) const override { return true; }
+  std::vector<LinearImpl*> linear_layers() override;
+  void after_weights_converted() override;
 
  private:
   void build_embeddings();
@@ -89,8 +96,9 @@ class TransformerModel : public Seq2SeqModel {
   torch::nn::Embedding source_embedding_{nullptr};
   torch::nn::Embedding target_embedding_{nullptr};
   torch::Tensor output_weight_;  // undefined when tied
-  torch::Tensor inference_output_weight_;  // bf16 / int8 copy for inference; undefined in fp32
-  Precision inference_precision_ = Precision::fp32;
+  // Over output_weight(), registered by the model (old checkpoints name it
+  // "output_weight") or by the tied embedding, so not registered itself.
+  Linear output_projection_{nullptr};
   torch::Tensor positions_;      // buffer [max_positions, D]
   torch::nn::ModuleList encoder_{nullptr};
   torch::nn::ModuleList decoder_{nullptr};

@@ -11,7 +11,6 @@
 //
 // Shape: batch-first, x [B, T, D].
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
@@ -29,15 +28,16 @@ bool uses_pre_norm(const TransformerConfig& config);
 torch::Tensor sinusoidal_positions(int64_t positions, int64_t dim);
 
 /// FFN(x) = max(0, x W1 + b1) W2 + b2. Shape: [B, T, D] -> [B, T, D].
-/// No dropout inside: the paper applies dropout only to sublayer outputs.
+/// No dropout inside: the paper applies dropout only to sublayer outputs. On a bf16 path
+/// the hidden layer stays bf16 between the two products.
 class FeedForwardImpl : public torch::nn::Module {
  public:
   FeedForwardImpl(int64_t d_model, int64_t inner_dim);
   torch::Tensor forward(const torch::Tensor& x);
 
  private:
-  torch::nn::Linear inner_{nullptr};
-  torch::nn::Linear outer_{nullptr};
+  Linear inner_{nullptr};
+  Linear outer_{nullptr};
 };
 TORCH_MODULE(FeedForward);
 

@@ -1,0 +1,16 @@
+#pragma once
+// What computes a set-up model, in one place: the decisions fixed when it was built,
+// loaded, converted or put into a training mode, as --verbose prints them.
+#include <string>
+#include <vector>
+
+#include "nmt/models/model.h"
+
+namespace nmt {
+
+/// One line per decision: the model's Linear path, each kind of layer and what computes
+/// it, the instruction set (cpu_features(), so NMT_CPU_ISA counts), the oneDNN LibTorch
+/// loaded, and LibTorch's intra-op threads.
+std::vector<std::string> describe_compute(const Seq2SeqModel& model);
+
+}  // namespace nmt

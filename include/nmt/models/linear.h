@@ -1,0 +1,68 @@
+#pragma once
+// The Linear layer of every model family: x W^T + b on the path the model set
+// (linear_path.h), with the weight held in the form that path reads. Its forward is a
+// switch on the stored path; nothing is decided at the call.
+//  - fp32_torch, fp32_onednn, bf16_mixed: the fp32 parameters "weight" and "bias", named
+//    and initialised as torch::nn::Linear's, so every checkpoint loads as before.
+//  - bf16_weights: the same parameters, converted to bf16 in place.
+//  - int8: the buffers "weight_int8" and "weight_scales" (Int8Weight); the fp32 "weight"
+//    parameter is gone, so nothing can read it by mistake. The bias stays fp32.
+// A layer over a weight another module registered (the Transformer's output projection:
+// the target embedding when tied) registers no parameter; converted, it keeps its own
+// copy in a buffer ("weight_bf16", or the int8 ones) and leaves the owner's tensor alone.
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include "nmt/models/int8_linear.h"
+#include "nmt/models/linear_path.h"
+
+namespace nmt {
+
+/// x W^T + b for a 2-D x [N, in] and an fp32 weight [out, in] (bias [out] or undefined)
+/// on a path that reads fp32 weights (fp32_torch, fp32_onednn, bf16_mixed); the result
+/// has x's dtype. What a Linear layer runs on those paths, and the GRU cells' products.
+/// nmt::Error on fp32_onednn while gradients are recorded (its product has no autograd),
+/// and on a converting path.
+torch::Tensor fp32_weight_linear(LinearPath path, const torch::Tensor& x, const torch::Tensor& weight,
+                                 const torch::Tensor& bias);
+
+class LinearImpl : public torch::nn::Module {
+ public:
+  /// Its own parameters, initialised as torch::nn::Linear(in, out) does (same random draws).
+  LinearImpl(int64_t in, int64_t out, bool with_bias = true);
+  /// Over `shared_weight` [out, in], registered by another module; no bias.
+  explicit LinearImpl(torch::Tensor shared_weight);
+
+  /// Shape: [..., in] -> [..., out], through a single GEMM that adds the bias (LibTorch
+  /// 1.13 runs a Linear on a 3-D input as matmul plus a separate bias pass).
+  torch::Tensor forward(const torch::Tensor& x);
+
+  LinearPath path() const { return path_; }
+
+  /// The weights `path` reads, computed from the current ones without changing this layer
+  /// (empty for a path that reads the fp32 weights).
+  struct Converted {
+    torch::Tensor weight;  // bf16
+    torch::Tensor bias;    // bf16 (bf16_weights with a bias)
+    Int8Weight int8;
+  };
+  Converted convert_for(LinearPath path) const;
+  /// Takes `path` with what convert_for(path) returned. nmt::Error once converted.
+  void use_path(LinearPath path, Converted converted);
+
+  /// fp32 (bf16 on bf16_weights); undefined on int8. Public like torch::nn::Linear's, for
+  /// initialisation and tests.
+  torch::Tensor weight;
+  torch::Tensor bias;
+
+ private:
+  torch::Tensor product(const torch::Tensor& x) const;
+
+  LinearPath path_ = LinearPath::fp32_torch;
+  bool owns_weight_;
+  Int8Weight int8_;
+};
+TORCH_MODULE(Linear);
+
+}  // namespace nmt

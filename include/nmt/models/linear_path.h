@@ -1,0 +1,48 @@
+#pragma once
+// How the products x W^T + b of a model's Linear layers are computed: one value, decided
+// when the model is set up (built, converted for inference, or put into a training mode),
+// never at the call. A layer's forward is a switch on its stored path (linear.h).
+//
+//   fp32_torch    LibTorch's linear (the BLAS), differentiable: training in fp32, and how
+//                 a model is built.
+//   fp32_onednn   oneDNN's sgemm (onednn_gemm.h): fp32 inference and validation on the
+//                 CPU. Not differentiable: refused while gradients are recorded.
+//   bf16_mixed    mixed-precision training: fp32 master weights cast to bf16 at every
+//                 forward; autograd casts the gradients back to fp32.
+//   bf16_weights  bf16 inference: the weights were converted once (Transformer only).
+//   int8          int8 inference: the weights were quantized once (int8_linear.h;
+//                 Transformer only).
+#include <torch/types.h>
+
+#include <string>
+
+#include "nmt/models/precision.h"
+
+namespace nmt {
+
+enum class LinearPath { fp32_torch, fp32_onednn, bf16_mixed, bf16_weights, int8 };
+
+/// "fp32_torch", "fp32_onednn", ... (the enumerator's name).
+std::string linear_path_name(LinearPath path);
+
+/// What runs on `path` on this machine, for --verbose: the library, the kernel and the
+/// instruction set it uses (cpu_features(), so NMT_CPU_ISA counts).
+std::string describe_linear_path(LinearPath path);
+
+/// Whether taking `path` converts the weights for good (bf16_weights, int8): a model on it
+/// cannot take another path.
+bool converts_weights(LinearPath path);
+
+/// Whether products on `path` compute in bf16 (bf16_mixed, bf16_weights).
+bool computes_in_bf16(LinearPath path);
+
+/// The path of inference in `precision` on `device`: fp32 on the CPU through oneDNN's
+/// sgemm when it was found (onednn_fp32_gemm_enabled), else LibTorch's; bf16 and int8
+/// convert the weights. Checks the support first (require_precision_support).
+LinearPath inference_path(Precision precision, const torch::Device& device);
+
+/// The path of training in `precision` (from resolve_training_precision): fp32_torch or
+/// bf16_mixed; int8 throws nmt::Error.
+LinearPath training_path(Precision precision);
+
+}  // namespace nmt

@@ -1,0 +1,109 @@
+#include "nmt/models/linear.h"
+
+#include <torch/nn/functional/linear.h>
+#include <torch/nn/modules/linear.h>
+
+#include <utility>
+
+#include "nmt/base/error.h"
+#include "nmt/models/onednn_gemm.h"
+
+namespace nmt {
+namespace {
+
+namespace F = torch::nn::functional;
+constexpr auto kBf16 = torch::kBFloat16;
+
+torch::Tensor onednn_inference_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  if (torch::GradMode::is_enabled() && (weight.requires_grad() || x.requires_grad()))
+    throw Error("a Linear layer on the fp32_onednn path (inference) was called while gradients are recorded: "
+                "its product has no autograd; train on fp32_torch or bf16_mixed");
+  return onednn_linear(x, weight, bias);
+}
+
+// Autograd records the casts, so the gradients reach the fp32 weights in fp32.
+torch::Tensor bf16_cast_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  const auto low_bias = bias.defined() ? bias.to(kBf16) : bias;
+  return F::linear(x.to(kBf16), weight.to(kBf16), low_bias).to(x.scalar_type());
+}
+
+}  // namespace
+
+torch::Tensor fp32_weight_linear(LinearPath path, const torch::Tensor& x, const torch::Tensor& weight,
+                                 const torch::Tensor& bias) {
+  switch (path) {
+    case LinearPath::fp32_torch: return F::linear(x, weight, bias);
+    case LinearPath::fp32_onednn: return onednn_inference_linear(x, weight, bias);
+    case LinearPath::bf16_mixed: return bf16_cast_linear(x, weight, bias);
+    case LinearPath::bf16_weights:
+    case LinearPath::int8: break;
+  }
+  throw Error("the " + linear_path_name(path) + " path reads converted weights, not fp32 ones");
+}
+
+LinearImpl::LinearImpl(int64_t in, int64_t out, bool with_bias) : owns_weight_(true) {
+  // LibTorch's own layer draws the initial values, so a seed gives the weights it gave
+  // before this class existed.
+  const torch::nn::Linear initial(torch::nn::LinearOptions(in, out).bias(with_bias));
+  weight = register_parameter("weight", initial->weight);
+  if (with_bias) bias = register_parameter("bias", initial->bias);
+}
+
+LinearImpl::LinearImpl(torch::Tensor shared_weight) : weight(std::move(shared_weight)), owns_weight_(false) {}
+
+torch::Tensor LinearImpl::forward(const torch::Tensor& x) {
+  if (x.dim() == 2) return product(x);
+  auto sizes = x.sizes().vec();
+  auto flat = product(x.reshape({-1, sizes.back()}));
+  sizes.back() = flat.size(1);
+  return flat.view(sizes);
+}
+
+torch::Tensor LinearImpl::product(const torch::Tensor& x) const {
+  switch (path_) {
+    case LinearPath::int8: return int8_linear(x, int8_, bias).to(x.scalar_type());
+    case LinearPath::bf16_weights: return F::linear(x.to(kBf16), weight, bias).to(x.scalar_type());
+    case LinearPath::fp32_torch:
+    case LinearPath::fp32_onednn:
+    case LinearPath::bf16_mixed: break;
+  }
+  return fp32_weight_linear(path_, x, weight, bias);
+}
+
+LinearImpl::Converted LinearImpl::convert_for(LinearPath path) const {
+  torch::NoGradGuard no_grad;
+  Converted converted;
+  if (path == LinearPath::int8) converted.int8 = quantize_weight_int8(weight);
+  if (path == LinearPath::bf16_weights) {
+    converted.weight = weight.detach().to(kBf16);
+    if (bias.defined()) converted.bias = bias.detach().to(kBf16);
+  }
+  return converted;
+}
+
+void LinearImpl::use_path(LinearPath path, Converted converted) {
+  if (path == path_) return;
+  if (converts_weights(path_))
+    throw Error("a Linear layer converted for " + linear_path_name(path_) + " cannot take the " +
+                linear_path_name(path) + " path (its weights were rounded)");
+  torch::NoGradGuard no_grad;
+  if (path == LinearPath::bf16_weights) {
+    if (owns_weight_) {
+      weight.set_data(converted.weight);
+      if (bias.defined()) bias.set_data(converted.bias);
+    } else {
+      weight = register_buffer("weight_bf16", converted.weight);
+    }
+  }
+  if (path == LinearPath::int8) {
+    int8_.values = register_buffer("weight_int8", converted.int8.values);
+    int8_.scales = register_buffer("weight_scales", converted.int8.scales);
+    // Nothing reads the fp32 weight any more: it leaves the parameters (an undefined
+    // entry is skipped by named_parameters, save and to()), and the member.
+    if (owns_weight_) parameters_["weight"] = torch::Tensor();
+    weight = torch::Tensor();
+  }
+  path_ = path;
+}
+
+}  // namespace nmt

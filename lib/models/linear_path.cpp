@@ -1,0 +1,75 @@
+#include "nmt/models/linear_path.h"
+
+#include "nmt/base/cpu_features.h"
+#include "nmt/base/error.h"
+#include "nmt/models/onednn_gemm.h"
+
+namespace nmt {
+namespace {
+
+// The widest vector instructions the project lets oneDNN use (NMT_CPU_ISA caps it).
+std::string vector_isa() {
+  const auto& cpu = cpu_features();
+  return cpu.avx512 ? "AVX-512" : cpu.avx2 ? "AVX2" : "SSE4.1";
+}
+
+std::string describe_int8() {
+  // The weights' range follows the CPU: int8_linear.cpp says why.
+  return cpu_features().avx512_vnni
+             ? "int8, weights quantized once (8-bit, per output row), inputs per row at each call; oneDNN "
+               "s8s8s32 GEMM (AVX512-VNNI)"
+             : "int8, weights quantized once (7-bit, per output row), inputs per row at each call; oneDNN "
+               "s8s8s32 GEMM (" + vector_isa() + " without VNNI)";
+}
+
+}  // namespace
+
+std::string linear_path_name(LinearPath path) {
+  switch (path) {
+    case LinearPath::fp32_torch: return "fp32_torch";
+    case LinearPath::fp32_onednn: return "fp32_onednn";
+    case LinearPath::bf16_mixed: return "bf16_mixed";
+    case LinearPath::bf16_weights: return "bf16_weights";
+    case LinearPath::int8: return "int8";
+  }
+  return "unknown";
+}
+
+std::string describe_linear_path(LinearPath path) {
+  switch (path) {
+    case LinearPath::fp32_torch: return "fp32, LibTorch linear (BLAS), differentiable";
+    case LinearPath::fp32_onednn: return "fp32, oneDNN sgemm (" + vector_isa() + ")";
+    case LinearPath::bf16_mixed:
+      return "bf16 products of fp32 weights cast at every forward (mixed precision), LibTorch's oneDNN bf16 GEMM "
+             "(AVX512-BF16)";
+    case LinearPath::bf16_weights:
+      return "bf16, weights converted once, LibTorch's oneDNN bf16 GEMM (AVX512-BF16)";
+    case LinearPath::int8: return describe_int8();
+  }
+  return "unknown";
+}
+
+bool converts_weights(LinearPath path) { return path == LinearPath::bf16_weights || path == LinearPath::int8; }
+
+bool computes_in_bf16(LinearPath path) { return path == LinearPath::bf16_mixed || path == LinearPath::bf16_weights; }
+
+LinearPath inference_path(Precision precision, const torch::Device& device) {
+  require_precision_support(precision, device);
+  switch (precision) {
+    case Precision::bf16: return LinearPath::bf16_weights;
+    case Precision::int8: return LinearPath::int8;
+    case Precision::fp32: break;
+  }
+  return device.is_cpu() && onednn_fp32_gemm_enabled() ? LinearPath::fp32_onednn : LinearPath::fp32_torch;
+}
+
+LinearPath training_path(Precision precision) {
+  switch (precision) {
+    case Precision::fp32: return LinearPath::fp32_torch;
+    case Precision::bf16: return LinearPath::bf16_mixed;
+    case Precision::int8: break;
+  }
+  throw Error("int8 is for inference only: train in fp32 or bf16");
+}
+
+}  // namespace nmt
