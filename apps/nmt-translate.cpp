@@ -14,6 +14,7 @@
 #include "nmt/eval/metric.h"
 #include "nmt/decoding/translator.h"
 #include "nmt/models/compute_description.h"
+#include "nmt/models/ensemble.h"
 
 namespace {
 
@@ -76,12 +77,18 @@ int main(int argc, char** argv) {
   CLI::App app{"Translate text from stdin (one sentence per line) with a trained model", "nmt-translate"};
   nmt::cli::CommonOptions common;
   nmt::cli::add_common_options(app, common);
-  std::string model_path, device_name = "cpu";
+  std::vector<std::string> model_paths;
+  std::string device_name = "cpu";
   nmt::TranslateOptions options;
   auto& search = options.search;
   OutputOptions out;
   bool stream = false, verbose = false;
-  app.add_option("--model", model_path, "Checkpoint (DIR/best.pt from nmt-train)")->required()->check(CLI::ExistingFile);
+  app.add_option("--model", model_paths,
+                 "Checkpoint (DIR/best.pt from nmt-train). Repeat it for an ensemble (--model A.pt --model B.pt): "
+                 "per step the models' probabilities are averaged; they must share their tokenizers; attention "
+                 "(jsonl, coverage) is the first model's")
+      ->required()
+      ->check(CLI::ExistingFile);
   app.add_option("--beam", search.beam, "Beam size (1 = greedy)")->capture_default_str();
   std::string strategies = "Search strategy, default greedy for --beam 1, else beam:";
   for (const auto& strategy : nmt::search_strategies()) strategies += "\n  " + strategy.name + ": " + strategy.description;
@@ -136,7 +143,7 @@ int main(int argc, char** argv) {
     options.precision = nmt::parse_precision(precision);
     options.validate();
     const auto device = nmt::parse_device(device_name);
-    nmt::Translator translator(nmt::load_model(model_path, device), options, device);
+    nmt::Translator translator(nmt::load_ensemble(model_paths, device), options, device);
     if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*translator.model().model));
     const auto& target = translator.model().target_tokenizer;
     stream = stream || options.batch_size == 1 || isatty(STDIN_FILENO);

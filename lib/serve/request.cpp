@@ -122,7 +122,7 @@ TranslateRequest parse_opennmt_request(const std::string& body, const JobOptions
   const auto request = parse_body(body);
   if (!request.is_array()) throw RequestError(400, "the request must be a JSON array of {\"src\": ..., \"id\": ...}");
   check_line_count(request.size(), limits);
-  TranslateRequest parsed{{}, defaults};
+  TranslateRequest parsed{{}, defaults, {}};
   for (size_t i = 0; i < request.size(); ++i) {
     const std::string where = "[" + std::to_string(i) + "]";
     const auto& entry = request[i];

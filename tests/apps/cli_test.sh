@@ -73,6 +73,10 @@ printf 'sieben\n\nvierzig\neins\n' >"$WORK/prefix.txt"
 head -2 "$WORK/prefix.txt" >"$WORK/short-prefix.txt"
 expect_error "short-prefix.txt: no prefix for input line 3" \
   "$BIN/nmt-translate" --model "$MODEL" --prefix "$WORK/short-prefix.txt" <"$WORK/input.txt"
+# Ensembles: two copies of one model translate as that model; another tokenizer is refused.
+cp "$MODEL" "$WORK/copy.pt"
+"$BIN/nmt-translate" --model "$MODEL" --model "$WORK/copy.pt" --beam 3 --threads 1 --quiet <"$WORK/input.txt" \
+  2>/dev/null | cmp -s - "$WORK/out.txt" || fail "an ensemble of two copies differs from the model alone"
 # check_precision NAME CPUINFO_FLAG REFUSAL: --precision NAME writes 4 lines on a CPU
 # with the flag, and elsewhere is refused with a message containing REFUSAL.
 check_precision() {

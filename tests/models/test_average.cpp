@@ -70,13 +70,7 @@ TEST_CASE("checkpoints of different models or tokenizers are not averaged", "[av
   CHECK_THROWS_WITH(average_checkpoints({dir.file("a.pt"), dir.file("b.pt")}),
                     Catch::Contains("cannot average") && Catch::Contains("model configs differ"));
   auto other_tokenizer = transformer;
-  TokenizerTrainOptions spm;
-  spm.inputs = {dir.file("train.de")};
-  spm.model_prefix = dir.file("other");
-  spm.vocab_size = 60;
-  spm.model_type = "bpe";
-  train_tokenizer(spm);
-  other_tokenizer.target_tokenizer = Tokenizer::from_file(dir.file("other.model"));
+  other_tokenizer.target_tokenizer = test::other_tokenizer(dir);
   save(dir, other_tokenizer, "c.pt", 3);
   CHECK_THROWS_WITH(average_checkpoints({dir.file("a.pt"), dir.file("c.pt")}), Catch::Contains("tokenizers differ"));
   CHECK_THROWS(average_checkpoints({}));

@@ -36,6 +36,18 @@ inline void make_tiny_task(const ScratchDir& dir, int train_lines = 300) {
   train_tokenizer(spm);
 }
 
+/// A second tokenizer, unlike spm.model (trained on train.de alone), written to DIR/other.model:
+/// for the checks that refuse models or runs whose tokenizers differ.
+inline Tokenizer other_tokenizer(const ScratchDir& dir) {
+  TokenizerTrainOptions spm;
+  spm.inputs = {dir.file("train.de")};
+  spm.model_prefix = dir.file("other");
+  spm.vocab_size = 60;
+  spm.model_type = "bpe";
+  train_tokenizer(spm);
+  return Tokenizer::from_file(dir.file("other.model"));
+}
+
 /// A small model of the given family that trains in seconds.
 inline Config tiny_config(const std::string& arch) {
   Config config;

@@ -88,12 +88,7 @@ TEST_CASE("fine-tuning refuses another architecture, other tokenizers, and a dir
   train(dropout_only);
   CHECK(load_model(dir.file("dropout/last.pt")).config.model.dropout == 0.3);
 
-  TokenizerTrainOptions spm;
-  spm.inputs = {dir.file("train.en")};
-  spm.model_prefix = dir.file("other");
-  spm.vocab_size = 50;
-  spm.model_type = "bpe";
-  train_tokenizer(spm);
+  test::other_tokenizer(dir);
   auto other_tokenizer = one_still_step(dir, "other", checkpoint);
   other_tokenizer.target_spm = dir.file("other.model");
   CHECK_THROWS_WITH(train(other_tokenizer), Catch::Contains("the target tokenizer " + dir.file("other.model") +

@@ -127,7 +127,7 @@ class Seq2SeqModel : public torch::nn::Module {
   /// int8: once and for good). Everything is converted before anything is replaced, so a
   /// failure leaves the model as it was. nmt::Error for a path the family does not run,
   /// and for any other path once the weights were converted.
-  void use_linear_path(LinearPath path);
+  virtual void use_linear_path(LinearPath path);
   /// Each kind of layer of the family and what computes it, for --verbose (describe_compute);
   /// by default one line for all the Linear layers.
   virtual std::vector<LayerComputation> layer_computations() const;
