@@ -24,7 +24,7 @@ namespace nmt::serve {
 
 struct ConnectionLimits {
   int max_connections = 1024;
-  int max_per_client = 64;
+  int max_per_client = 256;
   std::chrono::milliseconds request_timeout{30000};
   std::chrono::milliseconds idle_timeout{5000};
   HttpLimits http;

@@ -22,7 +22,7 @@ struct ServerSettings {
   int port = 8080;         ///< 0 = any free one (see port())
   int http_threads = 64;   ///< translation requests answered at once (each waits while its job is queued)
   int max_connections = 1024;       ///< open connections, all clients together
-  int max_client_connections = 64;  ///< open connections from one client address
+  int max_client_connections = 256;  ///< open connections from one client address (a reverse proxy is one)
   double request_timeout_s = 30;    ///< a request's head and body, from its first byte; an answer's sending
   double idle_timeout_s = 5;        ///< a keep-alive connection between requests
   JobOptions defaults;     ///< for fields a request leaves out, and all of /translator/translate
