@@ -71,6 +71,44 @@ void report_scores(const std::vector<std::string>& hypotheses, const std::string
     std::cerr << nmt::find_metric(name).score(hypotheses, references).summary << std::endl;
 }
 
+// A file read in step with stdin, one line per input line (--prefix, --constraints).
+class LineAlignedFile {
+ public:
+  LineAlignedFile(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
+    if (path_.empty()) return;
+    in_.open(path_, std::ios::binary);
+    if (!in_) throw nmt::Error("cannot open " + what_ + " file " + path_);
+  }
+  /// The line for input line `line_number` ("" without a file); nmt::Error when the file ended.
+  std::string next(long line_number) {
+    std::string line;
+    if (in_.is_open() && !nmt::read_line(in_, line, path_))
+      throw nmt::Error(path_ + ": no " + what_ + " for input line " + std::to_string(line_number) +
+                       " (one line per input line; an empty line for none)");
+    return line;
+  }
+  /// After the input: a warning when the file has lines left.
+  void warn_if_longer(long lines) {
+    if (std::string extra; in_.is_open() && nmt::read_line(in_, extra, path_))
+      std::cerr << "nmt-translate: warning: " << path_ << " has more lines than the input (" << lines << ")" << std::endl;
+  }
+
+ private:
+  std::string path_, what_;
+  std::ifstream in_;
+};
+
+// "a\tb" -> {"a", "b"}; "" -> {}.
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> fields;
+  if (line.empty()) return fields;
+  size_t start = 0;
+  for (size_t tab; (tab = line.find('\t', start)) != std::string::npos; start = tab + 1)
+    fields.push_back(line.substr(start, tab - start));
+  fields.push_back(line.substr(start));
+  return fields;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -135,6 +173,12 @@ int main(int argc, char** argv) {
                  "File of target prefixes, one per input line (empty line: none): every hypothesis starts with its "
                  "line's prefix, then the search goes on freely; the prefix's log-probs count in the score")
       ->check(CLI::ExistingFile);
+  std::string constraints_path;
+  app.add_option("--constraints", constraints_path,
+                 "File of target phrases, one line per input line, tab-separated (empty line: none): every output "
+                 "contains each of its line's phrases (lexically constrained beam search; a line where the length "
+                 "limit leaves no room for them gets a warning)")
+      ->check(CLI::ExistingFile);
   app.add_option("--device", device_name, "cpu or cuda")->capture_default_str();
   app.add_flag("--stream", stream, "Translate and flush each line as it arrives (default when stdin is a terminal)");
   app.add_flag("--quiet", out.quiet, "No summary on stderr");
@@ -150,15 +194,12 @@ int main(int argc, char** argv) {
     // In batch mode, read a block of lines, translate it sorted by length, write it in order.
     const size_t block = stream ? 1 : 4000;
     std::vector<std::string> lines, prefixes, best;
-    std::ifstream prefix_file;
-    if (!prefix_path.empty()) {
-      prefix_file.open(prefix_path, std::ios::binary);
-      if (!prefix_file) throw nmt::Error("cannot open prefix file " + prefix_path);
-    }
+    std::vector<std::vector<std::string>> constraints;
+    LineAlignedFile prefix_file(prefix_path, "prefix"), constraint_file(constraints_path, "constraints");
     long line_number = 0, warnings = 0, target_tokens = 0;
     const auto start = std::chrono::steady_clock::now();
     auto flush_block = [&] {
-      const auto results = translator.translate(lines, prefixes);
+      const auto results = translator.translate(lines, prefixes, constraints);
       for (const auto& t : results) {
         ++line_number;
         if (!t.warning.empty()) {
@@ -172,19 +213,18 @@ int main(int argc, char** argv) {
       nmt::cli::check_stdout();  // a full disk stops the run here, not after all the input
       lines.clear();
       prefixes.clear();
+      constraints.clear();
     };
     for (std::string line; nmt::read_line(std::cin, line, "stdin");) {
       lines.push_back(std::move(line));
-      prefixes.emplace_back();
-      if (prefix_file.is_open() && !nmt::read_line(prefix_file, prefixes.back(), prefix_path))
-        throw nmt::Error(prefix_path + ": no prefix for input line " + std::to_string(line_number + lines.size()) +
-                         " (one line per input line; an empty line for none)");
+      const long number = line_number + static_cast<long>(lines.size());
+      prefixes.push_back(prefix_file.next(number));
+      if (!constraints_path.empty()) constraints.push_back(split_tabs(constraint_file.next(number)));
       if (lines.size() >= block) flush_block();
     }
     if (!lines.empty()) flush_block();
-    if (std::string extra; prefix_file.is_open() && nmt::read_line(prefix_file, extra, prefix_path))
-      std::cerr << "nmt-translate: warning: " << prefix_path << " has more lines than the input (" << line_number
-                << ")" << std::endl;
+    prefix_file.warn_if_longer(line_number);
+    constraint_file.warn_if_longer(line_number);
     std::cout.flush();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!out.quiet) {

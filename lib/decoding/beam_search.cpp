@@ -16,17 +16,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <map>
+#include <set>
 #include <utility>
 
 #include "nmt/base/error.h"
 #include "nmt/decoding/search.h"
 #include "nmt/text/tokenizer.h"
+#include "constraint_tracker.h"
 #include "search_internal.h"
 
 namespace nmt {
 namespace {
 
+using search_detail::ConstraintProgress;
+using search_detail::ConstraintTracker;
 using search_detail::RowHistory;
 using search_detail::SourceInfo;
 
@@ -55,6 +61,13 @@ struct Candidates {
   std::vector<float> scores;           // cumulative log-prob of the extended hypothesis
   std::vector<int64_t> flat_index;     // beam_slot * vocab + token
   std::vector<float> token_log_probs;  // the candidate token's own log-prob
+  // Constrained search: per row of a constrained sentence, the tokens that cover one more
+  // constraint token and the row's own best token (the top-k may hold none of them).
+  struct Extra {
+    int64_t row, token;
+    float score, token_log_prob;
+  };
+  std::vector<Extra> extras;
 };
 
 // The rows of the next step, per row: which old row it extends and how.
@@ -63,6 +76,7 @@ struct Continuation {
   std::vector<int64_t> tokens;
   std::vector<float> scores;  // -inf: empty slot, never extended
   std::vector<float> token_log_probs;
+  std::vector<ConstraintProgress> progress;  // constrained search only
 };
 
 class BeamSearch {
@@ -78,7 +92,11 @@ class BeamSearch {
         history_(source.size(0), options.keep_attention && model.has_attention(),
                  options.keep_attention && model.attention_layers() > 0,
                  options.coverage > 0 && model.has_attention()) {
-    for (const auto& info : sources) sentences_.push_back({info, {}, {}});
+    for (const auto& info : sources) {
+      sentences_.push_back({info, {}, {}});
+      trackers_.emplace_back(info.constraints);
+      constrained_ = constrained_ || !info.constraints.empty();
+    }
   }
 
   std::vector<std::vector<Hypothesis>> run() {
@@ -111,6 +129,7 @@ class BeamSearch {
       tokens_.push_back(SpecialIds::kBos);
       scores_.push_back(0.0f);
     }
+    if (constrained_) progress_.assign(static_cast<size_t>(batch), ConstraintProgress{});
   }
 
   // Two stages, the same candidates as one top-k over each sentence's [rows * V]
@@ -142,11 +161,40 @@ class BeamSearch {
     candidates.flat_index = search_detail::to_int64_vector(slot * vocab + row_tokens.gather(1, position));
     candidates.token_log_probs = search_detail::to_float_vector(
         row_log_probs.reshape({groups, rows_ * per_row}).gather(1, position));
+    if (constrained_) candidates.extras = constraint_candidates(log_probs, std::get<1>(row_best).select(1, 0));
     return candidates;
+  }
+
+  // Candidates.extras: the scores of the tokens each constrained row may want besides the top-k.
+  std::vector<Candidates::Extra> constraint_candidates(const torch::Tensor& log_probs, const torch::Tensor& best) const {
+    const auto best_tokens = search_detail::to_int64_vector(best);
+    std::vector<int64_t> rows, tokens;
+    for (size_t g = 0; g < active_.size(); ++g) {
+      const auto& tracker = trackers_[active_[g]];
+      if (tracker.empty()) continue;
+      for (int64_t row = static_cast<int64_t>(g) * rows_; row < static_cast<int64_t>(g + 1) * rows_; ++row) {
+        if (scores_[row] == kMinusInf) continue;
+        for (const auto token : tracker.useful_tokens(progress_[row])) {
+          if (token >= log_probs.size(1)) throw Error("beam_search: constraint token " + std::to_string(token) + " is outside the vocabulary");
+          rows.push_back(row);
+          tokens.push_back(token);
+        }
+        rows.push_back(row);
+        tokens.push_back(best_tokens[row]);
+      }
+    }
+    std::vector<Candidates::Extra> extras;
+    if (rows.empty()) return extras;
+    const auto picked = search_detail::to_float_vector(
+        log_probs.index({search_detail::to_tensor(rows, device_), search_detail::to_tensor(tokens, device_)}));
+    for (size_t i = 0; i < rows.size(); ++i)
+      extras.push_back({rows[i], tokens[i], scores_[rows[i]] + picked[i], picked[i]});
+    return extras;
   }
 
   // Finalises group g's eos candidates and appends its beam_ rows to `next`.
   void choose(size_t g, const Candidates& c, const StepOutput& out, Continuation& next) {
+    if (!trackers_[active_[g]].empty()) return choose_constrained(g, c, out, next);
     SentenceResult& sentence = sentences_[active_[g]];
     const auto first_row = static_cast<int64_t>(g) * rows_;
     int64_t open = 0;
@@ -179,12 +227,71 @@ class BeamSearch {
         insert_ranked(sentence.cut, history_.cut(row, sentence.source, options_), options_.nbest);
   }
 
-  static void push(Continuation& next, int64_t origin, int64_t token, float score,
-                   float token_log_prob) {
+  // Dynamic beam allocation (Post & Vilar 2018), simplified: the candidates are the top-k
+  // plus, per row, every token that covers one more constraint token and the row's best
+  // token; they are grouped into banks by constraint tokens covered, and the beam is filled
+  // from the banks in turn, most covered first, each bank's best first. So hypotheses that
+  // have placed more of the constraints keep a place even when they score lower, and eos
+  // finishes only a row whose constraints are all met.
+  void choose_constrained(size_t g, const Candidates& c, const StepOutput& out, Continuation& next) {
+    struct Option {
+      int64_t row, token;
+      float score, token_log_prob;
+      ConstraintProgress progress;
+    };
+    SentenceResult& sentence = sentences_[active_[g]];
+    const auto& tracker = trackers_[active_[g]];
+    const int64_t first_row = static_cast<int64_t>(g) * rows_;
+    std::map<int, std::vector<Option>, std::greater<int>> banks;
+    std::set<std::pair<int64_t, int64_t>> seen;
+    std::set<int64_t> finished_rows;
+    auto consider = [&](int64_t row, int64_t token, float score, float token_log_prob, bool may_finish) {
+      if (score == kMinusInf) return;
+      if (token == SpecialIds::kEos) {
+        if (may_finish && tracker.all_met(progress_[row]) && finished_rows.insert(row).second)
+          insert_ranked(sentence.finished, history_.finish(row, token_log_prob, out, sentence.source, options_),
+                        options_.nbest);
+        return;
+      }
+      if (!seen.insert({row, token}).second) return;
+      const auto progress = tracker.advance(progress_[row], token);
+      banks[tracker.covered(progress)].push_back({row, token, score, token_log_prob, progress});
+    };
+    for (int64_t rank = 0; rank < c.k; ++rank) {
+      const size_t i = g * c.k + rank;
+      consider(first_row + c.flat_index[i] / c.vocab, c.flat_index[i] % c.vocab, c.scores[i], c.token_log_probs[i],
+               rank < beam_);
+    }
+    for (const auto& extra : c.extras)
+      if (extra.row >= first_row && extra.row < first_row + rows_)
+        consider(extra.row, extra.token, extra.score, extra.token_log_prob, true);
+    const auto by_score = [](const Option& a, const Option& b) { return a.score > b.score; };
+    for (auto& [covered, bank] : banks) std::stable_sort(bank.begin(), bank.end(), by_score);
+    std::vector<Option> chosen;
+    std::map<int, size_t> taken;
+    for (bool more = true; more && static_cast<int64_t>(chosen.size()) < beam_;) {
+      more = false;
+      for (auto& [covered, bank] : banks) {
+        auto& next_in_bank = taken[covered];
+        if (next_in_bank >= bank.size() || static_cast<int64_t>(chosen.size()) >= beam_) continue;
+        chosen.push_back(bank[next_in_bank++]);
+        more = true;
+      }
+    }
+    std::stable_sort(chosen.begin(), chosen.end(), by_score);
+    for (const auto& option : chosen) push(next, option.row, option.token, option.score, option.token_log_prob, option.progress);
+    auto open = static_cast<int64_t>(chosen.size());
+    if (open == 0 && sentence.finished.empty()) cut_live_rows(sentence, first_row);
+    for (; open < beam_; ++open) push(next, first_row, SpecialIds::kEos, kMinusInf, 0.0f);
+  }
+
+  void push(Continuation& next, int64_t origin, int64_t token, float score, float token_log_prob,
+            ConstraintProgress progress = {}) const {
     next.origin.push_back(origin);
     next.tokens.push_back(token);
     next.scores.push_back(score);
     next.token_log_probs.push_back(token_log_prob);
+    if (constrained_) next.progress.push_back(progress);
   }
 
   // After step `step`, group g's open rows (always beam_ in `next`) hold step + 1 tokens.
@@ -214,7 +321,8 @@ class BeamSearch {
       if (done[g]) continue;
       active.push_back(active_[g]);
       for (size_t i = g * beam_; i < (g + 1) * beam_; ++i)
-        push(kept, next.origin[i], next.tokens[i], next.scores[i], next.token_log_probs[i]);
+        push(kept, next.origin[i], next.tokens[i], next.scores[i], next.token_log_probs[i],
+             constrained_ ? next.progress[i] : ConstraintProgress{});
     }
     const bool dropped = active.size() < active_.size();
     active_ = std::move(active);
@@ -236,6 +344,7 @@ class BeamSearch {
     }
     tokens_ = std::move(kept.tokens);
     scores_ = std::move(kept.scores);
+    progress_ = std::move(kept.progress);
   }
 
   Seq2SeqModel& model_;
@@ -251,6 +360,9 @@ class BeamSearch {
   std::vector<int64_t> tokens_;  // per row: the token to feed next
   std::vector<float> scores_;    // per row: cumulative log-prob, -inf for an empty slot
   RowHistory history_;
+  std::vector<ConstraintTracker> trackers_;  // per sentence (empty: unconstrained)
+  bool constrained_ = false;                 // any sentence has constraints
+  std::vector<ConstraintProgress> progress_;  // per row, constrained search only
 };
 
 }  // namespace

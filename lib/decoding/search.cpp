@@ -60,11 +60,21 @@ std::vector<SourceInfo> describe_source(const torch::Tensor& source, const Searc
   if (!options.prefixes.empty() && options.prefixes.size() != positions.size())
     throw Error("search: " + std::to_string(options.prefixes.size()) + " prefixes for " +
                 std::to_string(positions.size()) + " source rows");
+  if (!options.constraints.empty() && options.constraints.size() != positions.size())
+    throw Error("search: constraints for " + std::to_string(options.constraints.size()) + " lines, but " +
+                std::to_string(positions.size()) + " source rows");
   std::vector<SourceInfo> info(positions.size());
   for (size_t b = 0; b < info.size(); ++b) {
     info[b].positions = positions[b];
     // The source length excludes its eos.
     info[b].max_length = max_target_length(std::max<int64_t>(positions[b] - 1, 0), options);
+    if (!options.constraints.empty()) {
+      info[b].constraints = options.constraints[b];
+      for (const auto& phrase : info[b].constraints)
+        for (const int token : phrase)
+          if (token < 0 || token == SpecialIds::kPad || token == SpecialIds::kBos || token == SpecialIds::kEos)
+            throw Error("search: a constraint holds the special token " + std::to_string(token));
+    }
     if (options.prefixes.empty()) continue;
     info[b].prefix = options.prefixes[b];
     for (const int token : info[b].prefix)

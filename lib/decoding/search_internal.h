@@ -16,6 +16,7 @@ struct SourceInfo {
   int64_t positions = 0;   // real (non-pad) positions, eos included: attention is trimmed to these
   int64_t max_length = 0;  // target tokens allowed, eos excluded
   std::vector<int> prefix;  // tokens forced first (SearchOptions::prefixes)
+  std::vector<std::vector<int>> constraints;  // phrases every hypothesis must contain
 };
 
 /// Checks shape/dtype of `source` (nmt::Error otherwise) and describes each row.

@@ -67,6 +67,21 @@ int64_t sentences_that_fit(int64_t beam, int64_t vocabulary) {
   return std::max<int64_t>(1, static_cast<int64_t>(budget / per_sentence));
 }
 
+// Whether `phrase` occurs in `tokens` as a contiguous run.
+bool contains_run(const std::vector<int>& tokens, const std::vector<int>& phrase) {
+  return std::search(tokens.begin(), tokens.end(), phrase.begin(), phrase.end()) != tokens.end();
+}
+
+void warn_unmet_constraints(Translation& t) {
+  if (t.constraint_ids.empty() || t.hypotheses.empty()) return;
+  for (const auto& phrase : t.constraint_ids)
+    if (!contains_run(t.hypotheses.front().tokens, phrase)) {
+      t.warning = "not every constraint fits within the length limit (--max-len-ratio, --max-len-extra): "
+                  "the output lacks some";
+      return;
+    }
+}
+
 }  // namespace
 
 int64_t input_token_limit(const Seq2SeqModel& model, const SearchOptions& search, int64_t requested) {
@@ -100,12 +115,23 @@ Translator::Translator(LoadedModel model, TranslateOptions options, const torch:
   model_.model->eval();
 }
 
-Translation Translator::prepare(const std::string& line, const std::string& prefix) const {
+Translation Translator::prepare(const std::string& line, const std::string& prefix,
+                                const std::vector<std::string>& constraints) const {
   Translation t;
   if (const auto problem = utf8_problem(prefix); !problem.empty()) {
     t.skipped = true;
     t.warning = "prefix: " + problem + "; line not translated";
     return t;
+  }
+  for (const auto& phrase : constraints) {
+    if (const auto problem = utf8_problem(phrase); !problem.empty()) {
+      t.skipped = true;
+      t.warning = "constraint: " + problem + "; line not translated";
+      return t;
+    }
+    if (is_blank(phrase)) continue;
+    auto ids = model_.target_tokenizer.encode(phrase);
+    if (!ids.empty()) t.constraint_ids.push_back(std::move(ids));
   }
   if (!is_blank(prefix)) t.prefix_ids = model_.target_tokenizer.encode(prefix);
   if (const auto problem = utf8_problem(line); !problem.empty()) {
@@ -143,11 +169,17 @@ void Translator::search_batch(std::vector<Translation*>& batch, const std::vecto
       for (const auto* each : batch) options.prefixes.push_back(each->prefix_ids);
       break;
     }
+  for (const auto* item : batch)
+    if (!item->constraint_ids.empty()) {
+      for (const auto* each : batch) options.constraints.push_back(each->constraint_ids);
+      break;
+    }
   auto results = search(*model_.model, source, options);
   for (size_t row = 0; row < batch.size(); ++row) {
     batch[row]->hypotheses = std::move(results[row]);
     for (const auto& hypothesis : batch[row]->hypotheses)
       batch[row]->texts.push_back(model_.target_tokenizer.decode(hypothesis.tokens));
+    warn_unmet_constraints(*batch[row]);
   }
 }
 
@@ -157,12 +189,25 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
 
 std::vector<Translation> Translator::translate(const std::vector<std::string>& lines,
                                                const std::vector<std::string>& prefixes) {
+  return translate(lines, prefixes, {});
+}
+
+std::vector<Translation> Translator::translate(const std::vector<std::string>& lines,
+                                               const std::vector<std::string>& prefixes,
+                                               const std::vector<std::vector<std::string>>& constraints) {
   if (prefixes.size() != lines.size())
     throw Error(std::to_string(prefixes.size()) + " prefixes for " + std::to_string(lines.size()) + " lines");
+  if (!constraints.empty() && constraints.size() != lines.size())
+    throw Error("constraints for " + std::to_string(constraints.size()) + " lines, but " + std::to_string(lines.size()) +
+                " lines");
+  if (!constraints.empty() && strategy_for(options_.search).name != "beam")
+    throw Error("constraints need beam search (--beam 2 or more, or --search beam)");
   torch::NoGradGuard no_grad;
   std::vector<Translation> translations;
   translations.reserve(lines.size());
-  for (size_t i = 0; i < lines.size(); ++i) translations.push_back(prepare(lines[i], prefixes[i]));
+  static const std::vector<std::string> none;
+  for (size_t i = 0; i < lines.size(); ++i)
+    translations.push_back(prepare(lines[i], prefixes[i], constraints.empty() ? none : constraints[i]));
   std::vector<Translation*> pending;
   for (auto& t : translations)
     if (!t.source_ids.empty()) pending.push_back(&t);

@@ -70,6 +70,14 @@ printf 'sieben\n\nvierzig\neins\n' >"$WORK/prefix.txt"
 [ "$(wc -l <"$WORK/prefixed.txt")" -eq 4 ] || fail "--prefix did not write 4 lines"
 [[ "$(sed -n 1p "$WORK/prefixed.txt")" == sieben* && "$(sed -n 4p "$WORK/prefixed.txt")" == eins* ]] \
   || { cat "$WORK/prefixed.txt" >&2; fail "outputs do not start with their prefixes"; }
+# Constraints: each output contains its line's phrases (tab-separated); greedy refuses them.
+printf 'neun\tzwei\n\n\nhundert\n' >"$WORK/constraints.txt"
+"$BIN/nmt-translate" --model "$MODEL" --beam 4 --constraints "$WORK/constraints.txt" --threads 1 --quiet \
+  <"$WORK/input.txt" >"$WORK/constrained.txt" 2>"$WORK/constrained.err" || { cat "$WORK/constrained.err" >&2; fail "--constraints failed"; }
+[ "$(wc -l <"$WORK/constrained.txt")" -eq 4 ] || fail "--constraints did not write 4 lines"
+for word in neun zwei; do sed -n 1p "$WORK/constrained.txt" | grep -q "$word" || { cat "$WORK/constrained.txt" >&2; fail "line 1 lacks the constraint $word"; }; done
+sed -n 4p "$WORK/constrained.txt" | grep -q hundert || { cat "$WORK/constrained.txt" >&2; fail "line 4 lacks the constraint hundert"; }
+expect_error "constraints need beam search" "$BIN/nmt-translate" --model "$MODEL" --beam 1 --constraints "$WORK/constraints.txt" <"$WORK/input.txt"
 head -2 "$WORK/prefix.txt" >"$WORK/short-prefix.txt"
 expect_error "short-prefix.txt: no prefix for input line 3" \
   "$BIN/nmt-translate" --model "$MODEL" --prefix "$WORK/short-prefix.txt" <"$WORK/input.txt"

@@ -58,6 +58,11 @@ struct SearchOptions {
   /// Forced, then free search; their log-probs count in the score like any token's, and the
   /// length limit is raised to the prefix's length where it is shorter. Empty: no prefixes.
   std::vector<std::vector<int>> prefixes;
+  /// Per source row, phrases (token sequences) every hypothesis must contain, in any order,
+  /// each as a contiguous run: lexically constrained beam search (beam_search only). A
+  /// sentence whose length limit leaves no room for them all returns what it has (cut).
+  /// Empty: no constraints.
+  std::vector<std::vector<std::vector<int>>> constraints;
 
   /// Throws nmt::Error naming the first bad field.
   void validate() const;

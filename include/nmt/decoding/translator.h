@@ -29,6 +29,7 @@ struct Translation {
   bool truncated = false;          ///< the input was cut to max_input_tokens
   std::vector<int> source_ids;     ///< what the model saw, without eos
   std::vector<int> prefix_ids;     ///< target tokens every hypothesis starts with (translate with prefixes)
+  std::vector<std::vector<int>> constraint_ids;  ///< phrases every hypothesis contains (translate with constraints)
   std::vector<Hypothesis> hypotheses;  ///< best first; empty for empty/skipped lines
   std::vector<std::string> texts;      ///< detokenized hypotheses, same order
 
@@ -55,6 +56,12 @@ class Translator {
   /// the model's target tokenizer; "" = none): see SearchOptions::prefixes. A prefix that
   /// is not valid UTF-8 skips its line with a warning. Throws nmt::Error when the counts differ.
   std::vector<Translation> translate(const std::vector<std::string>& lines, const std::vector<std::string>& prefixes);
+  /// The same, every hypothesis of line i also containing each phrase of constraints[i]
+  /// (target text, split by the target tokenizer; SearchOptions::constraints; beam search
+  /// only). A line whose best hypothesis lacks one (the length limit left no room) gets a
+  /// warning. `constraints` empty: none.
+  std::vector<Translation> translate(const std::vector<std::string>& lines, const std::vector<std::string>& prefixes,
+                                     const std::vector<std::vector<std::string>>& constraints);
 
   const LoadedModel& model() const { return model_; }
   Seq2SeqModel& network() { return *model_.model; }
@@ -63,7 +70,8 @@ class Translator {
   int64_t input_token_limit() const { return input_limit_; }
 
  private:
-  Translation prepare(const std::string& line, const std::string& prefix) const;
+  Translation prepare(const std::string& line, const std::string& prefix,
+                      const std::vector<std::string>& constraints) const;
   /// `line_numbers`: each item's line among all lines this Translator was given (sampling's
   /// random streams follow them, so a line's samples do not depend on the batching).
   void search_batch(std::vector<Translation*>& batch, const std::vector<int64_t>& line_numbers);
