@@ -119,8 +119,8 @@ int main(int argc, char** argv) {
     const auto model_info = service.describe();  // now: afterwards only the worker touches the model
     const int threads = at::get_num_threads();
     nmt::serve::BatchBackend backend{
-        [&service](const std::vector<std::string>& lines, const std::vector<std::string>& prefixes,
-                   const nmt::serve::JobOptions& options) { return service.translate(lines, prefixes, options); },
+        [&service](const std::vector<std::string>& lines, const std::vector<nmt::serve::LineGuide>& guides,
+                   const nmt::serve::JobOptions& options) { return service.translate(lines, guides, options); },
         [&service](const std::string& line) { return service.cost(line); },
         [threads] { at::set_num_threads(threads); }};  // the worker's one OpenMP pool
     nmt::serve::BatchQueue queue(std::move(backend), batching);

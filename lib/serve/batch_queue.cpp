@@ -12,11 +12,11 @@ BatchQueue::BatchQueue(BatchBackend backend, BatchSettings settings)
 BatchQueue::~BatchQueue() { stop(); }
 
 std::future<std::vector<LineResult>> BatchQueue::submit(std::vector<std::string> lines, const JobOptions& options,
-                                                        std::vector<std::string> prefixes) {
-  if (prefixes.empty()) prefixes.resize(lines.size());
-  if (prefixes.size() != lines.size())
-    throw Error(std::to_string(prefixes.size()) + " prefixes for " + std::to_string(lines.size()) + " lines");
-  Job job{std::move(lines), std::move(prefixes), options, std::chrono::steady_clock::now(), {}, 0};
+                                                        std::vector<LineGuide> guides) {
+  if (guides.empty()) guides.resize(lines.size());
+  if (guides.size() != lines.size())
+    throw Error(std::to_string(guides.size()) + " line guides for " + std::to_string(lines.size()) + " lines");
+  Job job{std::move(lines), std::move(guides), options, std::chrono::steady_clock::now(), {}, 0};
   auto future = job.promise.get_future();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -116,16 +116,17 @@ std::chrono::steady_clock::time_point BatchQueue::due_time() const {
 }
 
 void BatchQueue::run_batch(std::vector<Job>& batch) {
-  std::vector<std::string> lines, prefixes;
+  std::vector<std::string> lines;
+  std::vector<LineGuide> guides;
   for (auto& job : batch) {
     lines.insert(lines.end(), job.lines.begin(), job.lines.end());
-    prefixes.insert(prefixes.end(), job.prefixes.begin(), job.prefixes.end());
+    guides.insert(guides.end(), job.guides.begin(), job.guides.end());
   }
   // Everything that can throw happens before the first promise is set, so a failure can
   // fail every request of the batch (500) and never meets a promise that has its value.
   std::vector<std::vector<LineResult>> answers;
   try {
-    auto results = backend_.translate(lines, prefixes, batch.front().options);
+    auto results = backend_.translate(lines, guides, batch.front().options);
     if (results.size() != lines.size()) throw Error("the translator returned a wrong number of results");
     size_t next = 0;
     for (auto& job : batch) {

@@ -173,7 +173,7 @@ HttpResponse HttpServer::translate(const HttpRequest& request, bool opennmt) {
   try {
     const auto parsed = opennmt ? parse_opennmt_request(request.body, settings_.defaults, settings_.limits)
                                 : parse_translate_request(request.body, settings_.defaults, settings_.limits);
-    auto results = queue_.submit(parsed.lines, parsed.options, parsed.prefixes).get();
+    auto results = queue_.submit(parsed.lines, parsed.options, parsed.guides).get();
     return json_response(200, opennmt ? opennmt_response(parsed.lines, results, parsed.options.nbest)
                                       : translate_response(results, parsed.options));
   } catch (const RequestError& e) {

@@ -99,6 +99,29 @@ std::vector<std::string> read_prefixes(const json& prefix, size_t lines, const R
   return prefixes;
 }
 
+// "constraints": per line an array of phrases; for a one-line request also one flat array.
+std::vector<std::vector<std::string>> read_constraints(const json& constraints, size_t lines, const RequestLimits& limits) {
+  const bool flat = constraints.is_array() && lines == 1 && std::all_of(constraints.begin(), constraints.end(),
+                                                                        [](const json& x) { return x.is_string(); });
+  if (flat) return read_constraints(json::array({constraints}), lines, limits);
+  if (!constraints.is_array() || constraints.size() != lines)
+    throw RequestError(400, "\"constraints\" must be one array of phrases per line of \"text\" (" +
+                                std::to_string(lines) + ")");
+  std::vector<std::vector<std::string>> all(lines);
+  for (size_t i = 0; i < lines; ++i) {
+    const std::string where = "constraints[" + std::to_string(i) + "]";
+    if (!constraints[i].is_array()) throw RequestError(400, where + " must be an array of strings");
+    if (constraints[i].size() > 64) throw RequestError(413, where + " has more than 64 phrases");
+    for (size_t k = 0; k < constraints[i].size(); ++k) {
+      const std::string phrase_where = where + "[" + std::to_string(k) + "]";
+      if (!constraints[i][k].is_string()) throw RequestError(400, phrase_where + " must be a string");
+      all[i].push_back(constraints[i][k].get<std::string>());
+      check_line(all[i].back(), phrase_where, limits);
+    }
+  }
+  return all;
+}
+
 }  // namespace
 
 TranslateRequest parse_translate_request(const std::string& body, const JobOptions& defaults,
@@ -106,14 +129,24 @@ TranslateRequest parse_translate_request(const std::string& body, const JobOptio
   const auto request = parse_body(body);
   if (!request.is_object()) throw RequestError(400, "the request must be a JSON object with \"text\"");
   for (const auto& item : request.items()) {
-    static const std::vector<std::string> known = {"text", "prefix", "beam", "nbest", "alpha", "attention"};
+    static const std::vector<std::string> known = {"text", "prefix", "constraints", "beam", "nbest", "alpha", "attention"};
     if (std::find(known.begin(), known.end(), item.key()) == known.end())
-      throw RequestError(400,
-                         "unknown field \"" + item.key() + "\" (known: text, prefix, beam, nbest, alpha, attention)");
+      throw RequestError(400, "unknown field \"" + item.key() +
+                                  "\" (known: text, prefix, constraints, beam, nbest, alpha, attention)");
   }
   if (!request.contains("text")) throw RequestError(400, "missing \"text\"");
   TranslateRequest parsed{read_text(request.at("text"), limits), read_options(request, defaults, limits), {}};
-  if (request.contains("prefix")) parsed.prefixes = read_prefixes(request.at("prefix"), parsed.lines.size(), limits);
+  const size_t lines = parsed.lines.size();
+  if (request.contains("prefix") || request.contains("constraints")) parsed.guides.resize(lines);
+  if (request.contains("prefix")) {
+    const auto prefixes = read_prefixes(request.at("prefix"), lines, limits);
+    for (size_t i = 0; i < lines; ++i) parsed.guides[i].prefix = prefixes[i];
+  }
+  if (request.contains("constraints")) {
+    if (parsed.options.beam < 2) throw RequestError(400, "\"constraints\" need beam search: \"beam\" 2 or more");
+    auto constraints = read_constraints(request.at("constraints"), lines, limits);
+    for (size_t i = 0; i < lines; ++i) parsed.guides[i].constraints = std::move(constraints[i]);
+  }
   return parsed;
 }
 

@@ -22,14 +22,22 @@ TranslateOptions TranslationService::translate_options(const JobOptions& options
 }
 
 std::vector<LineResult> TranslationService::translate(const std::vector<std::string>& lines,
-                                                      const std::vector<std::string>& prefixes,
+                                                      const std::vector<LineGuide>& guides,
                                                       const JobOptions& options) {
   // A Translator per batch, because each batch has its own search options: it shares the
   // weights and tokenizer processors and copies only the config and the tokenizers'
   // serialized protos (microseconds), and it is the very class nmt-translate runs.
   Translator translator(model_, translate_options(options), device_);
-  const auto translations =
-      translator.translate(lines, prefixes.empty() ? std::vector<std::string>(lines.size()) : prefixes);
+  std::vector<std::string> prefixes(lines.size());
+  std::vector<std::vector<std::string>> constraints;
+  bool constrained = false;
+  for (size_t i = 0; i < guides.size(); ++i) {
+    prefixes[i] = guides[i].prefix;
+    constrained = constrained || !guides[i].constraints.empty();
+  }
+  if (constrained)
+    for (const auto& guide : guides) constraints.push_back(guide.constraints);
+  const auto translations = translator.translate(lines, prefixes, constraints);
   std::vector<LineResult> results;
   results.reserve(lines.size());
   for (size_t i = 0; i < lines.size(); ++i) results.push_back(to_result(translations[i], lines[i], options));

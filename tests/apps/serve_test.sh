@@ -143,6 +143,16 @@ bad 400 "missing" /v1/translate '{"beam": 3}'
 bad 400 "unknown field" /v1/translate '{"txt": ["seven"]}'
 bad 400 "one per line" /v1/translate '{"text": ["seven", "eight"], "prefix": ["sieben"]}'
 bad 400 "prefix[0] must be a string" /v1/translate '{"text": ["seven"], "prefix": [7]}'
+bad 400 "need beam search" /v1/translate '{"text": ["seven"], "beam": 1, "constraints": ["neun"]}'
+bad 400 "one array of phrases per line" /v1/translate '{"text": ["seven", "eight"], "constraints": [["neun"]]}'
+# Constraints per line: every hypothesis holds its line's phrases; a line without any is free.
+printf '{"text": ["seven", "eight"], "beam": 4, "nbest": 2, "constraints": [["neun", "zwei"], []]}' >"$WORK/req.json"
+[ "$(post /v1/translate "$WORK/req.json" "$WORK/constrained.json")" = 200 ] || fail "/v1/translate with constraints"
+python3 - "$WORK/constrained.json" <<'PY' || fail "constrained answers lack their phrases"
+import json, sys
+first = json.load(open(sys.argv[1]))["translations"][0]
+assert all("neun" in h["text"] and "zwei" in h["text"] for h in first["nbest"]), first
+PY
 bad 400 "no lines" /v1/translate '{"text": []}'
 bad 400 "text[0] is empty" /v1/translate '{"text": ["   "]}'
 bad 400 "nbest" /v1/translate '{"text": ["seven"], "beam": 2, "nbest": 3}'

@@ -17,20 +17,20 @@ struct FakeBackend {
   struct Batch {
     std::vector<std::string> lines;
     JobOptions options;
-    std::vector<std::string> prefixes;
+    std::vector<LineGuide> guides;
   };
   std::mutex mutex;
   std::vector<Batch> batches;
   std::chrono::milliseconds delay{0};
 
   BatchBackend backend() {
-    return {[this](const std::vector<std::string>& lines, const std::vector<std::string>& prefixes,
+    return {[this](const std::vector<std::string>& lines, const std::vector<LineGuide>& guides,
                    const JobOptions& options) {
               std::this_thread::sleep_for(delay);
               if (!lines.empty() && lines.front() == "fail") throw nmt::Error("backend failed");
               {
                 std::lock_guard<std::mutex> lock(mutex);
-                batches.push_back({lines, options, prefixes});
+                batches.push_back({lines, options, guides});
               }
               std::vector<LineResult> results;
               for (const auto& line : lines) {
@@ -70,17 +70,22 @@ TEST_CASE("each request gets its own lines back in order", "[serve]") {
   CHECK(fake.batches[0].lines.size() == 4);
 }
 
-TEST_CASE("prefixes travel with their lines through a shared batch", "[serve]") {
+TEST_CASE("prefixes and constraints travel with their lines through a shared batch", "[serve]") {
   FakeBackend fake;
   BatchQueue queue(fake.backend(), {1000, std::chrono::milliseconds(200)});
-  auto a = queue.submit({"a1", "a2"}, with_beam(2), {"", "start"});
+  auto a = queue.submit({"a1", "a2"}, with_beam(2), {LineGuide{}, LineGuide{"start", {"word", "two words"}}});
   auto b = queue.submit({"b1"}, with_beam(2));
   a.get();
   b.get();
-  CHECK_THROWS_WITH(queue.submit({"c1"}, with_beam(2), {"x", "y"}), Catch::Contains("2 prefixes for 1 lines"));
+  CHECK_THROWS_WITH(queue.submit({"c1"}, with_beam(2), {LineGuide{}, LineGuide{}}), Catch::Contains("2 line guides for 1 lines"));
   queue.stop();
   REQUIRE(fake.batches.size() == 1);
-  CHECK(fake.batches[0].prefixes == std::vector<std::string>{"", "start", ""});
+  const auto& guides = fake.batches[0].guides;
+  REQUIRE(guides.size() == 3);
+  CHECK((guides[0].prefix.empty() && guides[0].constraints.empty()));
+  CHECK(guides[1].prefix == "start");
+  CHECK(guides[1].constraints == std::vector<std::string>{"word", "two words"});
+  CHECK((guides[2].prefix.empty() && guides[2].constraints.empty()));
 }
 
 TEST_CASE("requests with different options are never batched together", "[serve]") {
@@ -179,11 +184,11 @@ TEST_CASE("the worker is started once, on its own thread, before its first job",
   std::atomic<int> starts{0};
   std::thread::id started_on, translated_on;
   auto translate = backend.translate;
-  backend.translate = [&](const std::vector<std::string>& lines, const std::vector<std::string>& prefixes,
+  backend.translate = [&](const std::vector<std::string>& lines, const std::vector<LineGuide>& guides,
                           const JobOptions& options) {
     translated_on = std::this_thread::get_id();
     CHECK(starts.load() == 1);
-    return translate(lines, prefixes, options);
+    return translate(lines, guides, options);
   };
   backend.start_worker = [&] {
     started_on = std::this_thread::get_id();

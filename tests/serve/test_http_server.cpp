@@ -34,7 +34,7 @@ int listening_socket(int port) {
 }  // namespace
 
 TEST_CASE("serve() throws when accepting fails, and stop() still returns", "[serve][http]") {
-  BatchBackend backend{[](const std::vector<std::string>& lines, const std::vector<std::string>&, const JobOptions&) {
+  BatchBackend backend{[](const std::vector<std::string>& lines, const std::vector<LineGuide>&, const JobOptions&) {
                          return std::vector<LineResult>(lines.size());
                        },
                        [](const std::string&) { return int64_t{1}; }};

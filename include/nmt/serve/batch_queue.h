@@ -31,8 +31,8 @@ struct BatchSettings {
 
 /// What the worker calls; all run on the worker thread only.
 struct BatchBackend {
-  /// (lines, prefixes, options): prefixes holds one entry per line ("" = none).
-  std::function<std::vector<LineResult>(const std::vector<std::string>&, const std::vector<std::string>&,
+  /// (lines, guides, options): guides holds one entry per line.
+  std::function<std::vector<LineResult>(const std::vector<std::string>&, const std::vector<LineGuide>&,
                                         const JobOptions&)>
       translate;
   std::function<int64_t(const std::string&)> cost;  ///< tokens a line adds to a batch
@@ -53,10 +53,10 @@ class BatchQueue {
   BatchQueue(BatchBackend backend, BatchSettings settings);
   ~BatchQueue();  ///< stop()
 
-  /// Queues a job: `prefixes` empty, or one per line ("" = none; see --prefix). Throws
+  /// Queues a job: `guides` empty, or one per line (prefix, constraints). Throws
   /// RequestError 503 once stop() has begun.
   std::future<std::vector<LineResult>> submit(std::vector<std::string> lines, const JobOptions& options,
-                                              std::vector<std::string> prefixes = {});
+                                              std::vector<LineGuide> guides = {});
 
   /// Translates everything already queued, then joins the worker. Idempotent.
   void stop();
@@ -66,7 +66,7 @@ class BatchQueue {
  private:
   struct Job {
     std::vector<std::string> lines;
-    std::vector<std::string> prefixes;  ///< one per line
+    std::vector<LineGuide> guides;  ///< one per line
     JobOptions options;
     std::chrono::steady_clock::time_point queued;
     std::promise<std::vector<LineResult>> promise;

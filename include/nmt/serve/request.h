@@ -44,14 +44,22 @@ class RequestError : public Error {
   int status_;
 };
 
+/// What a line asks of its translation besides the search options (nmt-translate's
+/// --prefix and --constraints).
+struct LineGuide {
+  std::string prefix;                    ///< the start of every hypothesis ("" = none)
+  std::vector<std::string> constraints;  ///< phrases every hypothesis contains (beam search)
+};
+
 struct TranslateRequest {
   std::vector<std::string> lines;
   JobOptions options;
-  std::vector<std::string> prefixes;  ///< empty, or per line the start of its translation ("" = none)
+  std::vector<LineGuide> guides;  ///< empty, or one per line
 };
 
 /// POST /v1/translate: {"text": ["...", ...] or "...", "prefix": like "text" (optional; ""
-/// for none), "beam", "nbest", "alpha", "attention"}.
+/// for none), "constraints": one array of phrases per line (a flat array for a one-line
+/// request; needs beam >= 2), "beam", "nbest", "alpha", "attention"}.
 /// Fields left out take `defaults`. Throws RequestError (400 bad shape, 413 over a limit).
 TranslateRequest parse_translate_request(const std::string& body, const JobOptions& defaults,
                                          const RequestLimits& limits);

@@ -31,9 +31,9 @@ class TranslationService {
   /// `base` supplies what requests cannot choose (batch tokens, length limits).
   TranslationService(LoadedModel model, TranslateOptions base, const torch::Device& device);
 
-  /// Translates `lines` with `options`; one result per line, in order. `prefixes`: empty, or
-  /// per line the start every hypothesis must have ("" = none; Translator::translate).
-  std::vector<LineResult> translate(const std::vector<std::string>& lines, const std::vector<std::string>& prefixes,
+  /// Translates `lines` with `options`; one result per line, in order. `guides`: empty, or
+  /// per line its prefix and constraints (Translator::translate).
+  std::vector<LineResult> translate(const std::vector<std::string>& lines, const std::vector<LineGuide>& guides,
                                     const JobOptions& options);
 
   /// Source tokens of `line` plus eos: what a line costs in a batch.
