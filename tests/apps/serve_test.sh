@@ -83,6 +83,8 @@ printf 'seven hundred two\nforty-one\none thousand nine hundred\neight\nthree hu
   || fail "nmt-serve overrode the user's OMP_WAIT_POLICY"
 start_server --beam 3 --max-wait-ms 100 --max-lines 8 --max-line-bytes 200
 healthy || fail "/health"
+# Re-executed for its OpenMP policy, the server keeps its name (pkill nmt-serve finds it).
+[ "$(cat "/proc/$SERVER_PID/comm")" = nmt-serve ] || fail "the server's process is named $(cat "/proc/$SERVER_PID/comm"), not nmt-serve"
 [ "$(curl -s "$URL/v1/model" | python3 -c 'import json,sys; m=json.load(sys.stdin); print(m["family"], m["source_vocab"], m["config"]["transformer"]["d_model"])')" = "transformer 60 32" ] \
   || fail "/v1/model does not describe the tiny transformer"
 

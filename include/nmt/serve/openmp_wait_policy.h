@@ -9,7 +9,8 @@
 namespace nmt::serve {
 
 /// Call first thing in main(). If OMP_WAIT_POLICY is unset, sets it to PASSIVE and
-/// re-executes /proc/self/exe with the same arguments (returns only if that fails, or
+/// re-executes the program's own file (the target of /proc/self/exe, so the process keeps
+/// its name) with the same arguments (returns only if that fails, or
 /// if the variable was already set: the user's choice is kept).
 void use_passive_openmp_waits(char** argv);
 
