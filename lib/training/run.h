@@ -72,9 +72,9 @@ void start_from_checkpoint(Run& run);
 void resume(Run& run);
 /// True when best.pt is missing, damaged or older than the best model last.pt holds.
 bool best_needs_repair(Run& run);
-/// "a.b (stored X, given Y)" for every key whose value differs between two configs' JSON.
-std::vector<std::string> config_differences(const nlohmann::json& stored, const nlohmann::json& given,
-                                            const std::string& prefix = "");
+/// "a.b (stored X, given Y), ..." for every key whose value differs between two configs;
+/// "" when they are equal.
+std::string config_differences(const Config& stored, const Config& given);
 /// nmt::Error when --src-spm / --tgt-spm name tokenizers other than `loaded`'s; `checkpoint`
 /// says which file in the message.
 void refuse_other_tokenizers(const TrainerOptions& options, const LoadedModel& loaded, const std::string& checkpoint);

@@ -123,6 +123,17 @@ void make_optimizer(Run& run) {
 
 namespace {
 
+// The keys (a.b.c) whose values differ between two configs' JSON, with both values.
+void collect_differences(const nlohmann::json& stored, const nlohmann::json& given, const std::string& prefix,
+                         std::vector<std::string>& out) {
+  for (const auto& item : stored.items()) {
+    const auto key = prefix.empty() ? item.key() : prefix + "." + item.key();
+    const auto& other = given.contains(item.key()) ? given[item.key()] : nlohmann::json();
+    if (item.value().is_object() && other.is_object()) collect_differences(item.value(), other, key, out);
+    else if (item.value() != other) out.push_back(key + " (stored " + item.value().dump() + ", given " + other.dump() + ")");
+  }
+}
+
 // A resumed run continues the stored config; a different one on the command line would
 // otherwise be silently ignored. Limits and vocabulary sizes are not compared.
 void refuse_config_changes(const Config& stored, Config given, const std::string& checkpoint) {
@@ -131,10 +142,8 @@ void refuse_config_changes(const Config& stored, Config given, const std::string
   given.train.max_steps = stored.train.max_steps;
   given.train.max_epochs = stored.train.max_epochs;
   given.train.max_time_minutes = stored.train.max_time_minutes;
-  const auto differences = config_differences(config_to_json(stored), config_to_json(given));
-  if (differences.empty()) return;
-  std::string list;
-  for (const auto& d : differences) list += (list.empty() ? "" : ", ") + d;
+  const auto list = config_differences(stored, given);
+  if (list.empty()) return;
   throw Error("resuming from " + checkpoint + " keeps its stored config, but the command line changes " + list +
               "; use a new --model-dir for a different config, or resume with only limit flags");
 }
@@ -163,20 +172,12 @@ void load_for_resume(Run& run, const std::string& checkpoint) {
 
 }  // namespace
 
-std::vector<std::string> config_differences(const nlohmann::json& stored, const nlohmann::json& given,
-                                            const std::string& prefix) {
-  std::vector<std::string> out;
-  for (const auto& item : stored.items()) {
-    const auto key = prefix.empty() ? item.key() : prefix + "." + item.key();
-    const auto& other = given.contains(item.key()) ? given[item.key()] : nlohmann::json();
-    if (item.value().is_object() && other.is_object()) {
-      const auto inner = config_differences(item.value(), other, key);
-      out.insert(out.end(), inner.begin(), inner.end());
-    } else if (item.value() != other) {
-      out.push_back(key + " (stored " + item.value().dump() + ", given " + other.dump() + ")");
-    }
-  }
-  return out;
+std::string config_differences(const Config& stored, const Config& given) {
+  std::vector<std::string> differences;
+  collect_differences(config_to_json(stored), config_to_json(given), "", differences);
+  std::string list;
+  for (const auto& d : differences) list += (list.empty() ? "" : ", ") + d;
+  return list;
 }
 
 void refuse_other_tokenizers(const TrainerOptions& options, const LoadedModel& loaded, const std::string& checkpoint) {

@@ -21,10 +21,8 @@ void refuse_model_changes(const ModelConfig& stored, ModelConfig given, const st
   Config stored_config, given_config;
   stored_config.model = stored;
   given_config.model = given;
-  const auto differences = config_differences(config_to_json(stored_config), config_to_json(given_config));
-  if (differences.empty()) return;
-  std::string list;
-  for (const auto& d : differences) list += (list.empty() ? "" : ", ") + d;
+  const auto list = config_differences(stored_config, given_config);
+  if (list.empty()) return;
   throw Error("--init-from " + checkpoint + ": the model section differs from the checkpoint's: " + list +
               " (fine-tuning keeps the architecture, sizes and tokenizers; only model.dropout may change)");
 }
