@@ -14,11 +14,34 @@ namespace {
 namespace F = torch::nn::functional;
 constexpr auto kBf16 = torch::kBFloat16;
 
-torch::Tensor onednn_inference_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
-  if (torch::GradMode::is_enabled() && (weight.requires_grad() || x.requires_grad()))
-    throw Error("a Linear layer on the fp32_onednn path (inference) was called while gradients are recorded: "
-                "its product has no autograd; train on fp32_torch or bf16_mixed");
-  return onednn_linear(x, weight, bias);
+// x W^T through oneDNN's sgemm, with its two backward products through it too
+// (grad_x = grad_y W, grad_W = grad_y^T x): fp32 training where oneDNN is the faster GEMM.
+// The bias is added outside, by autograd (a custom function's inputs must be defined).
+struct OnednnProductFunction : torch::autograd::Function<OnednnProductFunction> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight) {
+    ctx->save_for_backward({x, weight});
+    return onednn_linear(x, weight, torch::Tensor());
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto grad = grads[0].contiguous();
+    torch::Tensor grad_x, grad_weight;
+    if (ctx->needs_input_grad(0)) grad_x = onednn_matmul(grad, false, saved[1], false);
+    if (ctx->needs_input_grad(1)) grad_weight = onednn_matmul(grad, true, saved[0], false);
+    return {grad_x, grad_weight};
+  }
+};
+
+// Without gradients recorded (inference, validation) the product alone: no graph node.
+torch::Tensor onednn_fp32_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  const bool records = torch::GradMode::is_enabled() &&
+                       (x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()));
+  if (!records) return onednn_linear(x, weight, bias);
+  auto product = OnednnProductFunction::apply(x, weight);
+  return bias.defined() ? product.add_(bias) : product;
 }
 
 // Autograd records the casts, so the gradients reach the fp32 weights in fp32.
@@ -33,7 +56,7 @@ torch::Tensor fp32_weight_linear(LinearPath path, const torch::Tensor& x, const 
                                  const torch::Tensor& bias) {
   switch (path) {
     case LinearPath::fp32_torch: return F::linear(x, weight, bias);
-    case LinearPath::fp32_onednn: return onednn_inference_linear(x, weight, bias);
+    case LinearPath::fp32_onednn: return onednn_fp32_linear(x, weight, bias);
     case LinearPath::bf16_mixed: return bf16_cast_linear(x, weight, bias);
     case LinearPath::bf16_weights:
     case LinearPath::int8: break;

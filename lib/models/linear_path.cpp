@@ -37,7 +37,7 @@ std::string linear_path_name(LinearPath path) {
 
 std::string describe_linear_path(LinearPath path) {
   switch (path) {
-    case LinearPath::fp32_torch: return "fp32, LibTorch linear (BLAS), differentiable";
+    case LinearPath::fp32_torch: return "fp32, LibTorch linear (BLAS)";
     case LinearPath::fp32_onednn: return "fp32, oneDNN sgemm (" + vector_isa() + ")";
     case LinearPath::bf16_mixed:
       return "bf16 products of fp32 weights cast at every forward (mixed precision), LibTorch's oneDNN bf16 GEMM "
@@ -53,6 +53,15 @@ bool converts_weights(LinearPath path) { return path == LinearPath::bf16_weights
 
 bool computes_in_bf16(LinearPath path) { return path == LinearPath::bf16_mixed || path == LinearPath::bf16_weights; }
 
+// oneDNN's fp32 sgemm where the CPU has AVX-512: at a training step's shapes it ran at
+// 2.0x OpenBLAS's rate on Zen 5 (OpenBLAS on its AVX2 kernels, OPENBLAS_CORETYPE=Haswell),
+// but at 0.9x with AVX2 alone (its weight-gradient products are the slow ones), where the
+// BLAS stays (bench/gemm_rate.cpp, bench/RESULTS.md).
+LinearPath fp32_training_path(const torch::Device& device) {
+  return device.is_cpu() && cpu_features().avx512 && onednn_fp32_gemm_enabled() ? LinearPath::fp32_onednn
+                                                                                 : LinearPath::fp32_torch;
+}
+
 LinearPath inference_path(Precision precision, const torch::Device& device) {
   require_precision_support(precision, device);
   switch (precision) {
@@ -63,9 +72,9 @@ LinearPath inference_path(Precision precision, const torch::Device& device) {
   return device.is_cpu() && onednn_fp32_gemm_enabled() ? LinearPath::fp32_onednn : LinearPath::fp32_torch;
 }
 
-LinearPath training_path(Precision precision) {
+LinearPath training_path(Precision precision, const torch::Device& device) {
   switch (precision) {
-    case Precision::fp32: return LinearPath::fp32_torch;
+    case Precision::fp32: return fp32_training_path(device);
     case Precision::bf16: return LinearPath::bf16_mixed;
     case Precision::int8: break;
   }

@@ -59,4 +59,24 @@ torch::Tensor onednn_linear(const torch::Tensor& x, const torch::Tensor& weight,
   return y;
 }
 
+torch::Tensor onednn_matmul(const torch::Tensor& a, bool transpose_a, const torch::Tensor& b, bool transpose_b) {
+  const auto left = a.contiguous(), right = b.contiguous();
+  const std::int64_t rows = transpose_a ? left.size(1) : left.size(0);
+  const std::int64_t inner = transpose_a ? left.size(0) : left.size(1);
+  const std::int64_t cols = transpose_b ? right.size(0) : right.size(1);
+  if ((transpose_b ? right.size(1) : right.size(0)) != inner)
+    throw Error("onednn_matmul: inner sizes differ (" + std::to_string(inner) + " and " +
+                std::to_string(transpose_b ? right.size(1) : right.size(0)) + ")");
+  auto product = torch::empty({rows, cols}, left.options());
+  if (rows == 0 || cols == 0) return product;
+  if (inner == 0) return product.zero_();
+  calls.fetch_add(1, std::memory_order_relaxed);
+  const dnnl_status_t status =
+      sgemm()(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', rows, cols, inner, 1.0f, left.data_ptr<float>(),
+              left.size(1), right.data_ptr<float>(), right.size(1), 0.0f, product.data_ptr<float>(), cols);
+  if (status != dnnl_success)
+    throw Error("oneDNN sgemm failed with status " + std::to_string(static_cast<int>(status)));
+  return product;
+}
+
 }  // namespace nmt

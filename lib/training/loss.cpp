@@ -3,10 +3,13 @@
 #include <torch/torch.h>
 
 #include "nmt/text/tokenizer.h"
+#include "smoothed_cross_entropy.h"
 
 namespace nmt {
 
 LossSums label_smoothed_loss(const torch::Tensor& logits, const torch::Tensor& target, double epsilon) {
+  if (smoothed_cross_entropy_applies(logits)) return smoothed_cross_entropy(logits, target, epsilon);
+  // Elsewhere (bf16 logits, CUDA) the same sums from LibTorch's operations.
   const auto log_probs = torch::log_softmax(logits, -1);
   // Fixed-shape masked sums (no masked_select: no data-dependent shapes, no host sync).
   const auto mask = target.ne(SpecialIds::kPad).to(log_probs.scalar_type());

@@ -235,7 +235,7 @@ TrainingResult run_training(Run& run, double startup_seconds) {
   {
     // The model computes on its training path until the loop ends, however it ends
     // (validation takes the inference path for its own pass).
-    const LinearPathScope training_mode(*run.model, training_path(run.precision));
+    const LinearPathScope training_mode(*run.model, training_path(run.precision, run.device));
     if (train_now && run.is_main() && run.options.on_model_ready) run.options.on_model_ready(*run.model);
     while (result.stop_reason.empty())
       result.stop_reason = train_epoch(run, loop, result, agreed_signal, planned_before);

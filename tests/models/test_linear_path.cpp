@@ -71,8 +71,8 @@ TEST_CASE("the path names its kernel and instruction set", "[precision][linear_p
   const auto int8 = describe_linear_path(LinearPath::int8);
   CHECK(int8.find(cpu_features().avx512_vnni ? "8-bit" : "7-bit") != std::string::npos);
   CHECK(int8.find(cpu_features().avx512_vnni ? "AVX512-VNNI" : "without VNNI") != std::string::npos);
-  CHECK_THROWS_WITH(training_path(Precision::int8), Catch::Contains("inference only"));
-  CHECK(training_path(Precision::bf16) == LinearPath::bf16_mixed);
+  CHECK_THROWS_WITH(training_path(Precision::int8, torch::kCPU), Catch::Contains("inference only"));
+  CHECK(training_path(Precision::bf16, torch::kCPU) == LinearPath::bf16_mixed);
 }
 
 TEST_CASE("nmt::Linear starts from torch::nn::Linear's weights under its names", "[precision][linear_path]") {

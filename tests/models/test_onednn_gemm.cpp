@@ -46,23 +46,61 @@ TEST_CASE("oneDNN linear reads strided inputs and an empty batch", "[precision][
         torch::IntArrayRef({0, 9}));
 }
 
-TEST_CASE("the fp32_onednn path goes through oneDNN, fp32_torch through autograd", "[precision][onednn]") {
-  const auto x = torch::randn({4, 8}, torch::requires_grad());
-  const auto weight = torch::randn({3, 8}, torch::requires_grad());
+TEST_CASE("the fp32_onednn path goes through oneDNN, forward and backward, as fp32_torch does", "[precision][onednn]") {
+  if (!onednn_fp32_gemm_enabled()) {
+    WARN("not checked: oneDNN's sgemm not found");
+    return;
+  }
+  torch::manual_seed(8);
+  const auto values = torch::randn({5, 8});
+  const auto weight_values = torch::randn({3, 8});
+  const auto bias_values = torch::randn({3});
+  const auto upstream = torch::randn({5, 3});
+  struct Result {
+    torch::Tensor y, grad_x, grad_weight, grad_bias;
+  };
+  auto run = [&](LinearPath path) {
+    auto x = values.clone().requires_grad_(true);
+    auto weight = weight_values.clone().requires_grad_(true);
+    auto bias = bias_values.clone().requires_grad_(true);
+    const auto y = fp32_weight_linear(path, x, weight, bias);
+    (y * upstream).sum().backward();
+    return Result{y.detach(), x.grad(), weight.grad(), bias.grad()};
+  };
   const auto calls_before = onednn_linear_calls();
-  const auto trained = fp32_weight_linear(LinearPath::fp32_torch, x, weight, torch::Tensor());
-  REQUIRE(trained.requires_grad());
-  CHECK(onednn_linear_calls() == calls_before);  // autograd: LibTorch's product
-  trained.sum().backward();
-  CHECK(weight.grad().defined());
-  // oneDNN's product has no autograd: recording gradients through it is refused.
-  CHECK_THROWS_WITH(fp32_weight_linear(LinearPath::fp32_onednn, x, weight, torch::Tensor()),
-                    Catch::Contains("while gradients are recorded"));
+  const auto torch_result = run(LinearPath::fp32_torch);
+  CHECK(onednn_linear_calls() == calls_before);  // LibTorch's products
+  const auto onednn_result = run(LinearPath::fp32_onednn);
+  CHECK(onednn_linear_calls() == calls_before + 3);  // the product and both gradients
+  CHECK(torch::allclose(onednn_result.y, torch_result.y, 1e-5, 1e-5));
+  CHECK(torch::allclose(onednn_result.grad_x, torch_result.grad_x, 1e-5, 1e-5));
+  CHECK(torch::allclose(onednn_result.grad_weight, torch_result.grad_weight, 1e-5, 1e-5));
+  CHECK(torch::allclose(onednn_result.grad_bias, torch_result.grad_bias, 1e-5, 1e-5));
+  // Without a bias (the tied output projection), only the weight recording gradients.
+  auto weight = weight_values.clone().requires_grad_(true);
+  (fp32_weight_linear(LinearPath::fp32_onednn, values, weight, torch::Tensor()) * upstream).sum().backward();
+  CHECK(torch::allclose(weight.grad(), torch_result.grad_weight, 1e-5, 1e-5));
+  CHECK(onednn_linear_calls() == calls_before + 5);  // no input gradient asked for
+  torch::NoGradGuard no_grad;  // inference: the product alone
+  CHECK(!fp32_weight_linear(LinearPath::fp32_onednn, values, weight_values, torch::Tensor()).requires_grad());
+  CHECK(onednn_linear_calls() == calls_before + 6);
+}
+
+TEST_CASE("onednn_matmul multiplies in each transposition", "[precision][onednn]") {
   if (!onednn_fp32_gemm_enabled()) return;
-  torch::NoGradGuard no_grad;
-  const auto inferred = fp32_weight_linear(LinearPath::fp32_onednn, x, weight, torch::Tensor());
-  CHECK(torch::allclose(inferred, trained, 1e-5, 1e-5));
-  CHECK(onednn_linear_calls() == calls_before + 1);
+  const auto a = torch::randn({6, 4}), b = torch::randn({4, 7}), c = torch::randn({6, 7});
+  CHECK(torch::allclose(onednn_matmul(a, false, b, false), torch::mm(a, b), 1e-5, 1e-5));
+  CHECK(torch::allclose(onednn_matmul(a, true, c, false), torch::mm(a.t(), c), 1e-5, 1e-5));
+  CHECK(torch::allclose(onednn_matmul(c, false, b, true), torch::mm(c, b.t()), 1e-5, 1e-5));
+  CHECK(torch::allclose(onednn_matmul(b.t(), false, a, true), torch::mm(b.t(), a.t()), 1e-5, 1e-5));
+  CHECK_THROWS_WITH(onednn_matmul(a, false, c, false), Catch::Contains("inner sizes differ"));
+}
+
+TEST_CASE("fp32 training takes oneDNN where the CPU has AVX-512, the BLAS elsewhere", "[precision][onednn]") {
+  INFO("CPU: " << describe_cpu_features());
+  const bool onednn = cpu_features().avx512 && onednn_fp32_gemm_enabled();
+  CHECK(training_path(Precision::fp32, torch::kCPU) == (onednn ? LinearPath::fp32_onednn : LinearPath::fp32_torch));
+  CHECK(training_path(Precision::fp32, torch::Device("cuda")) == LinearPath::fp32_torch);
 }
 
 TEST_CASE("int8 linear is within quantization error of fp32", "[precision][int8]") {

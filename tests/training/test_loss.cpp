@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <torch/torch.h>
 
+#include <string>
+
 #include "nmt/training/loss.h"
 
 using nmt::label_smoothed_loss;
@@ -59,4 +61,49 @@ TEST_CASE("label smoothing pushes pad and bos down, never up", "[loss]") {
   CHECK(grad[2].item<double>() == Approx(p));
   CHECK(grad[1].item<double>() == Approx(p - 0.2 / 4));
   CHECK(grad[4].item<double>() == Approx(p - 0.8 - 0.2 / 4));
+}
+
+namespace {
+
+// The same sums through LibTorch's operations and autograd: the form the CPU kernel replaces.
+nmt::LossSums autograd_reference(const torch::Tensor& logits, const torch::Tensor& target, double epsilon) {
+  const auto log_probs = torch::log_softmax(logits.to(torch::kDouble), -1);
+  const auto mask = target.ne(0).to(torch::kDouble);
+  const auto nll = (-log_probs.gather(-1, target.unsqueeze(-1)).squeeze(-1) * mask).sum();
+  const auto allowed = log_probs.sum(-1) - log_probs.select(-1, 0) - log_probs.select(-1, 2);
+  const auto uniform = (-allowed / static_cast<double>(logits.size(-1) - 2) * mask).sum();
+  return {(1 - epsilon) * nll + epsilon * uniform, nll.detach()};
+}
+
+}  // namespace
+
+TEST_CASE("the CPU loss kernel gives autograd's loss and gradient", "[loss]") {
+  torch::manual_seed(11);
+  // 37 ids: not a multiple of the kernel's 16 lanes; one row padded; logits far apart.
+  for (double scale : {1.0, 30.0}) {
+    for (double epsilon : {0.0, 0.1}) {
+      INFO("scale " << scale << ", epsilon " << epsilon);
+      const auto values = torch::randn({3, 5, 37}) * scale;
+      const auto target = torch::randint(3, 37, {3, 5}, torch::kLong);
+      target[2][4] = 0;
+      auto logits = values.clone().requires_grad_(true);
+      const auto sums = label_smoothed_loss(logits, target, epsilon);
+      CHECK(std::string(sums.loss.grad_fn()->name()).find("SmoothedCrossEntropy") != std::string::npos);
+      (sums.loss * 0.25).backward();
+      auto reference_logits = values.to(torch::kDouble).requires_grad_(true);
+      const auto reference = autograd_reference(reference_logits, target, epsilon);
+      (reference.loss * 0.25).backward();
+      CHECK(sums.loss.item<double>() == Approx(reference.loss.item<double>()).epsilon(1e-5));
+      CHECK(sums.nll.item<double>() == Approx(reference.nll.item<double>()).epsilon(1e-5));
+      const double gap = (logits.grad().to(torch::kDouble) - reference_logits.grad()).abs().max().item<double>();
+      CHECK(gap < 1e-6);
+      CHECK(logits.grad()[2][4].abs().max().item<double>() == 0);  // the padded row
+    }
+  }
+}
+
+TEST_CASE("the loss refuses targets outside the vocabulary", "[loss]") {
+  const auto logits = torch::randn({1, 2, 5});
+  CHECK_THROWS_WITH(label_smoothed_loss(logits, torch::tensor({{3, 5}}, torch::kLong), 0.1),
+                    Catch::Contains("target id 5 outside the vocabulary of 5"));
 }

@@ -22,8 +22,8 @@ namespace nmt {
 /// x W^T + b for a 2-D x [N, in] and an fp32 weight [out, in] (bias [out] or undefined)
 /// on a path that reads fp32 weights (fp32_torch, fp32_onednn, bf16_mixed); the result
 /// has x's dtype. What a Linear layer runs on those paths, and the GRU cells' products.
-/// nmt::Error on fp32_onednn while gradients are recorded (its product has no autograd),
-/// and on a converting path.
+/// Differentiable on each of them (fp32_onednn's backward products are oneDNN's too).
+/// nmt::Error on a converting path.
 torch::Tensor fp32_weight_linear(LinearPath path, const torch::Tensor& x, const torch::Tensor& weight,
                                  const torch::Tensor& bias);
 

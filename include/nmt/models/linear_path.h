@@ -3,10 +3,10 @@
 // when the model is set up (built, converted for inference, or put into a training mode),
 // never at the call. A layer's forward is a switch on its stored path (linear.h).
 //
-//   fp32_torch    LibTorch's linear (the BLAS), differentiable: training in fp32, and how
-//                 a model is built.
-//   fp32_onednn   oneDNN's sgemm (onednn_gemm.h): fp32 inference and validation on the
-//                 CPU. Not differentiable: refused while gradients are recorded.
+//   fp32_torch    LibTorch's linear (the BLAS): fp32 training without AVX-512, and how a
+//                 model is built.
+//   fp32_onednn   oneDNN's sgemm (onednn_gemm.h), forward and backward: fp32 inference
+//                 and validation on the CPU, fp32 training on CPUs with AVX-512.
 //   bf16_mixed    mixed-precision training: fp32 master weights cast to bf16 at every
 //                 forward; autograd casts the gradients back to fp32.
 //   bf16_weights  bf16 inference: the weights were converted once (Transformer only).
@@ -41,8 +41,12 @@ bool computes_in_bf16(LinearPath path);
 /// convert the weights. Checks the support first (require_precision_support).
 LinearPath inference_path(Precision precision, const torch::Device& device);
 
-/// The path of training in `precision` (from resolve_training_precision): fp32_torch or
-/// bf16_mixed; int8 throws nmt::Error.
-LinearPath training_path(Precision precision);
+/// The path of fp32 training on `device`: fp32_onednn on a CPU with AVX-512 (after the
+/// NMT_CPU_ISA cap) where oneDNN's sgemm was found, else fp32_torch.
+LinearPath fp32_training_path(const torch::Device& device);
+
+/// The path of training in `precision` (from resolve_training_precision) on `device`:
+/// fp32_training_path or bf16_mixed; int8 throws nmt::Error.
+LinearPath training_path(Precision precision, const torch::Device& device);
 
 }  // namespace nmt

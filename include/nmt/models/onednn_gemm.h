@@ -25,4 +25,9 @@ int64_t onednn_linear_calls();
 torch::Tensor onednn_linear(const torch::Tensor& x, const torch::Tensor& weight,
                             const torch::Tensor& bias);
 
+/// op(a) op(b) through dnnl_sgemm, where op transposes when asked: a and b 2-D fp32 on
+/// the CPU (made contiguous). The three products of a Linear layer in training are
+/// (x, w^T), (grad_y, w) and (grad_y^T, x). Requires onednn_fp32_gemm_enabled().
+torch::Tensor onednn_matmul(const torch::Tensor& a, bool transpose_a, const torch::Tensor& b, bool transpose_b);
+
 }  // namespace nmt

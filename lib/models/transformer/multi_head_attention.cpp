@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "nmt/base/error.h"
+#include "nmt/models/dropout.h"
 #include "single_query_attention.h"
 
 namespace nmt {
@@ -89,7 +90,7 @@ AttentionOutput AttentionBase::attend(const torch::Tensor& query, const KeyValue
   scores = bias.defined() ? torch::add(bias, scores, scale_) : scores.mul_(scale_);
   auto weights = torch::softmax(scores, -1);
   const bool drop = is_training() && dropout_ > 0;
-  auto context = torch::matmul(drop ? torch::dropout(weights, dropout_, true) : weights,
+  auto context = torch::matmul(drop ? nmt::dropout(weights, dropout_, true) : weights,
                                memory.values);
   const auto batch = context.size(0);
   const auto length = context.size(2);

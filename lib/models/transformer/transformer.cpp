@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nmt/base/error.h"
+#include "nmt/models/dropout.h"
 
 namespace nmt {
 
@@ -119,7 +120,7 @@ torch::Tensor TransformerModel::embed(const torch::nn::Embedding& embedding,
   auto x = torch::embedding(embedding->weight, ids, kPadId)
                .mul_(std::sqrt(static_cast<double>(config_.transformer.d_model)))
                .add_(positions_.narrow(0, offset, length));  // [T, D] broadcast over B
-  return is_training() && config_.dropout > 0 ? torch::dropout(x, config_.dropout, true) : x;
+  return nmt::dropout(x, config_.dropout, is_training());
 }
 
 torch::Tensor TransformerModel::project_output(const torch::Tensor& x) {

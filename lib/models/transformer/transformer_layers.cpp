@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "nmt/base/error.h"
+#include "nmt/models/dropout.h"
 
 namespace nmt {
 
@@ -58,7 +59,7 @@ torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
 // --- ResidualBlock ----------------------------------------------------------
 
 torch::Tensor ResidualBlock::drop(const torch::Tensor& x, bool training) const {
-  return training && dropout_ > 0 ? torch::dropout(x, dropout_, true) : x;
+  return nmt::dropout(x, dropout_, training);
 }
 
 // --- EncoderLayer -----------------------------------------------------------

@@ -1,7 +1,8 @@
 #pragma once
 // One GRUCell step on the model's Linear path, so the attention family's decoder computes
 // its two GEMMs as its Linear layers do: on fp32_torch the module itself (its autograd);
-// on fp32_onednn (inference, validation) oneDNN's products and in-place gate arithmetic;
+// on fp32_onednn oneDNN's products, with in-place gate arithmetic when no gradients are
+// recorded (inference, validation) and differentiable gate arithmetic when they are;
 // on bf16_mixed (mixed-precision training) bf16 products with differentiable fp32 gate
 // arithmetic. The gate arithmetic is LibTorch's CPU GRUCell's, in its order (r, z from the
 // summed gates, then n, then h' = (h - n) z + n), so only the products differ.

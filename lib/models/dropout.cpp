@@ -1,0 +1,104 @@
+#include "nmt/models/dropout.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstdint>
+#include <mutex>
+
+#include "nmt/base/cpu_features.h"
+#include "nmt/base/error.h"
+
+namespace nmt {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+constexpr int64_t kGrain = 1 << 15;  // elements per task: tasks of ~10 microseconds
+
+// MurmurHash3's 32-bit finaliser: a bijection with full avalanche, in 32-bit integer
+// arithmetic that vectorizes on AVX2 and AVX-512 alike.
+inline uint32_t mix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h;
+}
+
+struct MaskKey {
+  uint32_t low = 0, high = 0;  ///< the two halves of the seed
+  uint32_t threshold = 0;      ///< keep when the hash is below: (1 - p) * 2^32
+};
+
+// Writes the mask of elements [begin, end) and x's kept, scaled values.
+NMT_X86_CLONES("avx512f", "avx2", "default")
+void drop_range(const float* x, float* out, uint8_t* mask, int64_t begin, int64_t end, MaskKey key, float scale) {
+  for (int64_t i = begin; i < end; ++i) {
+    const auto index = static_cast<uint64_t>(i);
+    const uint32_t h = mix32(mix32(static_cast<uint32_t>(index) ^ key.low) + (key.high ^ static_cast<uint32_t>(index >> 32)));
+    const bool keep = h < key.threshold;
+    mask[i] = keep;
+    out[i] = keep ? x[i] * scale : 0.0f;
+  }
+}
+
+NMT_X86_CLONES("avx512f", "avx2", "default")
+void masked_scale(const float* grad, const uint8_t* mask, float* out, int64_t begin, int64_t end, float scale) {
+  for (int64_t i = begin; i < end; ++i) out[i] = mask[i] ? grad[i] * scale : 0.0f;
+}
+
+uint64_t draw_seed() {
+  auto generator = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  return at::check_generator<at::CPUGeneratorImpl>(generator)->random64();
+}
+
+struct DropoutFunction : torch::autograd::Function<DropoutFunction> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& input, double p) {
+    const auto x = input.contiguous();
+    const uint64_t seed = draw_seed();
+    // 0 < p < 1, so (1 - p) * 2^32 is below 2^32.
+    const MaskKey key{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                      static_cast<uint32_t>(std::ldexp(1.0 - p, 32))};
+    const float scale = static_cast<float>(1.0 / (1.0 - p));
+    auto out = torch::empty_like(x);
+    auto mask = torch::empty(x.sizes(), x.options().dtype(torch::kUInt8));
+    const float* in = x.data_ptr<float>();
+    float* o = out.data_ptr<float>();
+    uint8_t* m = mask.data_ptr<uint8_t>();
+    at::parallel_for(0, x.numel(), kGrain,
+                     [&](int64_t begin, int64_t end) { drop_range(in, o, m, begin, end, key, scale); });
+    ctx->save_for_backward({mask});
+    ctx->saved_data["scale"] = static_cast<double>(scale);
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto mask = ctx->get_saved_variables()[0];
+    const auto grad = grads[0].contiguous();
+    const float scale = static_cast<float>(ctx->saved_data["scale"].toDouble());
+    auto out = torch::empty_like(grad);
+    const float* g = grad.data_ptr<float>();
+    const uint8_t* m = mask.data_ptr<uint8_t>();
+    float* o = out.data_ptr<float>();
+    at::parallel_for(0, grad.numel(), kGrain,
+                     [&](int64_t begin, int64_t end) { masked_scale(g, m, o, begin, end, scale); });
+    return {out.view(mask.sizes()), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor dropout(const torch::Tensor& x, double p, bool training) {
+  if (!(p >= 0 && p < 1)) throw Error("dropout probability must be in [0, 1), got " + std::to_string(p));
+  if (!training || p == 0) return x;
+  if (!x.device().is_cpu() || x.scalar_type() != torch::kFloat) return torch::dropout(x, p, true);
+  return DropoutFunction::apply(x, p);
+}
+
+}  // namespace nmt

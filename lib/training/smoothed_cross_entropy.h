@@ -1,0 +1,22 @@
+#pragma once
+// The training loss on the CPU in fp32, forward and backward in one pass over the logits
+// each. Autograd through log_softmax, gather, sum and two selects makes about a dozen
+// passes over the [rows, vocab] logits (the largest tensor of a step: 4096 x 8000 floats
+// = 131 MB) and fills zero buffers for each gather/select gradient; here the gradient is
+// written in closed form, d loss / d logit_j = g * mask * (softmax_j - q_j), with q the
+// smoothed target distribution ((1 - eps) on the gold id, eps / (V - 2) on every id but
+// pad and bos).
+#include <torch/types.h>
+
+#include "nmt/training/loss.h"
+
+namespace nmt {
+
+/// Whether smoothed_cross_entropy takes these logits: fp32 on the CPU.
+bool smoothed_cross_entropy_applies(const torch::Tensor& logits);
+
+/// label_smoothed_loss for logits [..., V] and target [...] (pad 0 rows excluded): the
+/// same sums, differentiable with respect to the logits.
+LossSums smoothed_cross_entropy(const torch::Tensor& logits, const torch::Tensor& target, double epsilon);
+
+}  // namespace nmt
