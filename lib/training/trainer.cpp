@@ -17,6 +17,7 @@
 #include "nmt/text/batching.h"
 #include "nmt/models/precision.h"
 #include "nmt/training/loss.h"
+#include "nmt/training/validation.h"
 #include "run.h"
 
 namespace nmt {
@@ -100,15 +101,35 @@ void prune_step_checkpoints(Run& run, int64_t keep) {
   for (size_t i = 0; i + static_cast<size_t>(keep) < paths.size(); ++i) std::filesystem::remove(paths[i]);
 }
 
-// train.average_last: averaged.pt from the newest K step checkpoints.
+// train.average_last K: averaged.pt is the mean of the newest m kept step checkpoints,
+// m in 1..K chosen by the validation metric (each candidate mean is validated). A fixed
+// m = K hurts where training was slow: the last K checkpoints reach back to early steps
+// (an hour of fp32 on an AVX2 CPU: averaging from step 500 of 1,266 cost 3.2 BLEU).
 void write_averaged_model(Run& run) {
+  const auto& t = run.config.train;
   auto paths = step_checkpoints(run);
-  const auto k = static_cast<size_t>(run.config.train.average_last);
+  const auto k = static_cast<size_t>(t.average_last);
   if (paths.size() > k) paths.erase(paths.begin(), paths.end() - static_cast<long>(k));
+  size_t chosen = 1;
+  double chosen_metric = 0;
+  for (size_t m = 1; m <= paths.size(); ++m) {
+    const std::vector<std::string> newest(paths.end() - static_cast<long>(m), paths.end());
+    auto candidate = average_checkpoints(newest);
+    candidate.model->to(run.device);
+    const auto result = validate(*candidate.model, run.valid, *run.target_tokenizer, t.batch_tokens,
+                                 t.valid_max_sentences, run.device);
+    const double metric = result.metric(t.metric);
+    char score[32];
+    std::snprintf(score, sizeof score, "%.10g", t.metric == "loss" ? -metric : metric);
+    run.log->message("mean of the newest " + std::to_string(m) + " step checkpoints: " + t.metric + " " + score);
+    if (m == 1 || metric > chosen_metric) chosen = m, chosen_metric = metric;
+  }
+  paths.erase(paths.begin(), paths.end() - static_cast<long>(chosen));
   write_average(paths, run.path("averaged.pt"));
   run.log->message("wrote " + run.path("averaged.pt") + ": the mean of " + std::to_string(paths.size()) +
                    " step checkpoints (" + std::filesystem::path(paths.front()).filename().string() + " .. " +
-                   std::filesystem::path(paths.back()).filename().string() + ")");
+                   std::filesystem::path(paths.back()).filename().string() + "), the best of the newest 1-" +
+                   std::to_string(std::min(k, step_checkpoints(run).size())) + " on validation");
 }
 
 // Validates, saves last (then best), and returns true when early stopping says stop.

@@ -26,7 +26,7 @@ TRAIN=(--train-src "$WORK/train.en" --train-tgt "$WORK/train.de" "${COMMON[@]}")
 "$BIN/nmt-train" --config "$WORK/tiny.json" "${TRAIN[@]}" --model-dir "$WORK/run" --max-steps 20 --threads 1 \
   --verbose 2>"$WORK/train.log" >/dev/null
 grep -q "step     20" "$WORK/train.log" || fail "no progress line"
-grep -qE "^nmt-train: linear path: (fp32_torch|bf16_mixed)$" "$WORK/train.log" || fail "nmt-train --verbose: no training path"
+grep -qE "^nmt-train: linear path: (fp32_torch|fp32_onednn|bf16_mixed)$" "$WORK/train.log" || fail "nmt-train --verbose: no training path"
 grep -q "^nmt-train: threads: 1 (LibTorch intra-op)$" "$WORK/train.log" || fail "nmt-train --verbose: no threads"
 grep -q '"type":"validation"' "$WORK/run/train.jsonl" || fail "no validation in train.jsonl"
 MODEL=$WORK/run/best.pt

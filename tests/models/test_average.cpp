@@ -4,6 +4,8 @@
 #include <torch/torch.h>
 
 #include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "nmt/base/error.h"
 #include "nmt/models/average.h"
@@ -76,7 +78,25 @@ TEST_CASE("checkpoints of different models or tokenizers are not averaged", "[av
   CHECK_THROWS(average_checkpoints({}));
 }
 
-TEST_CASE("train.average_last writes averaged.pt from the last step checkpoints", "[average][trainer]") {
+namespace {
+
+// The validation score train.jsonl gives the mean of the newest `m` step checkpoints.
+double logged_mean_score(const std::string& log_path, int m) {
+  std::ifstream log(log_path);
+  const std::string key = "mean of the newest " + std::to_string(m) + " step checkpoints: ";
+  for (std::string line; std::getline(log, line);) {
+    const auto at = line.find(key);
+    if (at == std::string::npos) continue;
+    const auto value = line.substr(at + key.size());
+    return std::stod(value.substr(value.find(' ') + 1));
+  }
+  FAIL("no score for the mean of the newest " << m << " in " << log_path);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("train.average_last writes averaged.pt: the newest checkpoints' mean best on validation", "[average][trainer]") {
   at::set_num_threads(1);
   test::ScratchDir dir;
   test::make_tiny_task(dir);
@@ -87,7 +107,14 @@ TEST_CASE("train.average_last writes averaged.pt from the last step checkpoints"
   config.train.average_last = 2;
   train(test::tiny_trainer_options(dir, config, "run"));
   REQUIRE(std::filesystem::exists(dir.file("run/averaged.pt")));
-  const auto expected = average_checkpoints({dir.file("run/step-6.pt"), dir.file("run/step-9.pt")});
+  // Both candidates were validated; the better one was written (loss: lower is better).
+  const double newest = logged_mean_score(dir.file("run/train.jsonl"), 1);
+  const double both = logged_mean_score(dir.file("run/train.jsonl"), 2);
+  const bool lower_is_better = config.train.metric == "loss";
+  const bool take_both = lower_is_better ? both < newest : both > newest;
+  INFO("metric " << config.train.metric << ": newest " << newest << ", both " << both);
+  const auto expected = take_both ? average_checkpoints({dir.file("run/step-6.pt"), dir.file("run/step-9.pt")})
+                                  : average_checkpoints({dir.file("run/step-9.pt")});
   const auto written = load_model(dir.file("run/averaged.pt"));
   const auto a = weights(expected), b = weights(written);
   for (size_t i = 0; i < a.size(); ++i) CHECK(torch::equal(a[i], b[i]));

@@ -77,8 +77,9 @@ struct TrainConfig {
   std::string metric = "bleu";       ///< a registered metric (nmt-eval --help lists them) or loss:
                                      ///< what decides `best` and early stopping
   int64_t keep_last = 0;             ///< also keep the last K step checkpoints (step-N.pt)
-  int64_t average_last = 0;          ///< at the end, write averaged.pt: the mean of the last K step
-                                     ///< checkpoints (needs keep_last >= K; 0 = off)
+  int64_t average_last = 0;          ///< at the end, write averaged.pt: the mean of the newest m of the
+                                     ///< last K step checkpoints, m in 1..K the best on validation
+                                     ///< (needs keep_last >= K; 0 = off)
   int64_t save_every = 100;          ///< also write last.pt every N updates between validations (0 = off)
   int64_t valid_max_sentences = 0;   ///< translate only the first N validation sentences (0 = all)
   int64_t seed = 1;                  ///< data order, initialisation and dropout
