@@ -1,5 +1,6 @@
 #include "nmt/models/linear.h"
 
+#include <torch/autograd.h>
 #include <torch/nn/functional/linear.h>
 #include <torch/nn/modules/linear.h>
 
