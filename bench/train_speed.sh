@@ -4,6 +4,8 @@
 # (bench/gemm_rate.cpp) at the preset's shapes, then nmt-train in fp32 for STEPS updates;
 # the fraction is (target tokens/s x FLOP per target token) / GEMM rate, against the best
 # of the BLAS and oneDNN rates. REPEATS alternated rounds; median and range.
+# BASELINE=DIR/nmt-train (a build of the previous commit) adds its tokens/s, trained right
+# after each of ours in the same round, and the ratio ours/baseline (median of the rounds).
 # Usage: bench/train_speed.sh [STEPS] [REPEATS] [PRESET]   (default 60 3 transformer)
 # Needs ../shared/data/multi30k (or MULTI30K) and a build. Records the CPU and OPENBLAS_CORETYPE;
 # under the cap OpenBLAS is given OPENBLAS_CORETYPE=Haswell (AVX2 kernels) unless one is set.
@@ -26,10 +28,10 @@ capped_env() {
   if [ "$isa" = found ]; then "$@"; else env NMT_CPU_ISA="$isa" OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-Haswell}" "$@"; fi
 }
 
-# train ISA ROUND: one fp32 run; prints its mean target tokens/s after the first report.
+# train ISA ROUND [BINARY]: one fp32 run; prints its mean target tokens/s after the first report.
 train() {
   local dir=$WORK/$1-$2
-  capped_env "$1" build/bin/nmt-train --config "configs/$PRESET.json" \
+  capped_env "$1" "${3:-build/bin/nmt-train}" --config "configs/$PRESET.json" \
     --train-src "$DATA/train.de" --train-tgt "$DATA/train.en" --valid-src "$DATA/val.de" --valid-tgt "$DATA/val.en" \
     --src-spm "$WORK/spm.model" --tgt-spm "$WORK/spm.model" --model-dir "$dir" --threads 2 \
     --max-steps "$STEPS" --set train.log_every=10 --set train.valid_every="$STEPS" --set train.valid_max_sentences=1 \
@@ -48,7 +50,8 @@ probe() {
 }
 
 train found warmup >/dev/null  # prepares the corpus cache and warms the page cache
-declare -A rates fractions probes
+BASELINE=${BASELINE:-}
+declare -A rates fractions probes base_rates ratios
 for round in $(seq "$REPEATS"); do
   for isa in found avx2; do
     read -r flop blas onednn < <(probe "$isa")
@@ -57,6 +60,11 @@ for round in $(seq "$REPEATS"); do
     rates[$isa]+="$rate "
     fractions[$isa]+="$(awk -v r="$rate" -v f="$flop" -v g="$best" 'BEGIN {printf "%.3f", r * f / (g * 1e9)}') "
     probes[$isa]+="$blas/$onednn "
+    if [ -n "$BASELINE" ]; then
+      base_rate=$(train "$isa" "baseline-$round" "$BASELINE")
+      base_rates[$isa]+="$base_rate "
+      ratios[$isa]+="$(awk -v r="$rate" -v b="$base_rate" 'BEGIN {printf "%.3f", r / b}') "
+    fi
     flop_per_token=$flop
   done
 done
@@ -64,10 +72,16 @@ done
 median_range() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR]=$1} END {printf "%s (%s-%s)", v[int((NR+1)/2)], v[1], v[NR]}'; }
 echo "FLOP per target token (Linear products, forward + both backward products, non-padding tokens): $flop_per_token"
 echo
-echo "| ISA | target tokens/s | GEMM probe GFLOP/s (blas/onednn, per round) | fraction of the best GEMM rate |"
-echo "|---|---:|---|---:|"
+header="| ISA | target tokens/s | GEMM probe GFLOP/s (blas/onednn, per round) | fraction of the best GEMM rate |"
+rule="|---|---:|---|---:|"
+[ -n "$BASELINE" ] && header="$header baseline tokens/s | ratio to baseline |" && rule="$rule---:|---:|"
+echo "${BASELINE:+Baseline: $BASELINE}"
+echo "$header"
+echo "$rule"
 for isa in found avx2; do
-  echo "| $isa | $(echo "${rates[$isa]}" | median_range) | ${probes[$isa]} | $(echo "${fractions[$isa]}" | median_range) |"
+  row="| $isa | $(echo "${rates[$isa]}" | median_range) | ${probes[$isa]} | $(echo "${fractions[$isa]}" | median_range) |"
+  [ -n "$BASELINE" ] && row="$row $(echo "${base_rates[$isa]}" | median_range) | $(echo "${ratios[$isa]}" | median_range) |"
+  echo "$row"
 done
 echo
 for isa in found avx2; do echo "probe ($isa, last round):"; cat "$WORK/probe-$isa.txt"; echo; done
