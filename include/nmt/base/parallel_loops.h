@@ -1,0 +1,14 @@
+#pragma once
+// The library's own parallel loops (single-query attention, int8 dequantisation, dropout
+// masks, the loss) use LibTorch's at::parallel_for, an inline template of its headers: it
+// spreads a loop over LibTorch's OpenMP threads only where the code calling it is compiled
+// with OpenMP, and silently runs it on one thread otherwise. parallel_loops.cpp refuses to
+// compile without OpenMP; this says what a loop actually gets.
+
+namespace nmt {
+
+/// How many distinct threads one at::parallel_for in the library runs a loop of
+/// at::get_num_threads() items on (grain 1): that thread count where the pool works.
+int parallel_loop_threads();
+
+}  // namespace nmt
