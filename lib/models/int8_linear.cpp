@@ -15,13 +15,19 @@ namespace nmt {
 namespace {
 
 // Row-major C = alpha (op(A) - ao)(op(B) - bo) + beta C + co; offsetc 'F': one fixed co
-// for all of C.
-using GemmS8Function = decltype(&dnnl_gemm_s8s8s32);
+// for all of C. Unsigned inputs and signed weights: what the CPUs' int8 instructions
+// multiply (vpmaddubsw, vpdpbusd), so oneDNN runs it as it is. Its s8 x s8 GEMM shifts the
+// inputs to u8 itself and, without AVX512-VNNI, recomputes the weights' compensation on
+// every call.
+using GemmU8Function = decltype(&dnnl_gemm_u8s8s32);
 
-GemmS8Function gemm_s8() {
-  static const auto function = reinterpret_cast<GemmS8Function>(find_onednn_function("dnnl_gemm_s8s8s32"));
+GemmU8Function gemm_u8() {
+  static const auto function = reinterpret_cast<GemmU8Function>(find_onednn_function("dnnl_gemm_u8s8s32"));
   return function;
 }
+
+// Inputs are quantized onto -127..127 and stored shifted by this, as u8.
+constexpr int kInputShift = 128;
 
 // Symmetric scale of each row of x [rows, in] onto -levels..levels: max|x| / levels
 // (1 for a zero row).
@@ -30,17 +36,17 @@ torch::Tensor row_scales(const torch::Tensor& x, int levels) {
   return torch::where(largest > 0, largest / static_cast<float>(levels), torch::ones_like(largest));
 }
 
-// The weights' range. Without VNNI, oneDNN's s8s8 GEMM shifts the inputs to u8 and
-// multiplies with vpmaddubsw, whose 16-bit sums of two products saturate when
-// 255 x |w| x 2 > 32767: weights within -63..63 can never saturate it (measured exact
-// against an int64 reference; full-range weights were off by up to 7e5 in the sums).
+// The weights' range. Without VNNI, oneDNN multiplies the u8 inputs by the weights with
+// vpmaddubsw, whose 16-bit sums of two products saturate when 255 x |w| x 2 > 32767:
+// weights within -63..63 can never saturate it (measured exact against an int64
+// reference; full-range weights were off by up to 7e5 in the sums).
 int weight_levels() { return cpu_features().avx512_vnni ? 127 : 63; }
 
-// Rows begin..end of x [rows, in] to int8, each with its own scale max|row| / 127 (1 for a
-// zero row): q = x / scale rounded half to even, as row_scales with LibTorch's div and
-// round would give, in one pass per row instead of six tensor operations per call.
+// Rows begin..end of x [rows, in] to 8 bits, each with its own scale max|row| / 127 (1 for
+// a zero row): q = x / scale rounded half to even (as LibTorch's div and round give),
+// stored as q + 128 in one pass per row.
 NMT_X86_CLONES("avx512f", "avx2", "default")
-void quantize_rows(const float* x, int64_t in, int64_t begin, int64_t end, std::int8_t* quantized, float* scales) {
+void quantize_rows(const float* x, int64_t in, int64_t begin, int64_t end, std::uint8_t* quantized, float* scales) {
   for (int64_t r = begin; r < end; ++r) {
     const float* row = x + r * in;
     float partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // lanes the compiler may vectorise
@@ -52,26 +58,27 @@ void quantize_rows(const float* x, int64_t in, int64_t begin, int64_t end, std::
     for (float p : partial) largest = std::max(largest, p);
     const float scale = largest > 0 ? largest / 127.0f : 1.0f;
     scales[r] = scale;
-    std::int8_t* out = quantized + r * in;
-    for (c = 0; c < in; ++c) out[c] = static_cast<std::int8_t>(std::nearbyint(row[c] / scale));
+    std::uint8_t* out = quantized + r * in;
+    for (c = 0; c < in; ++c) out[c] = static_cast<std::uint8_t>(std::nearbyint(row[c] / scale) + kInputShift);
   }
 }
 
-// result[r, c] = sums[r, c] * row_scale[r] * column_scale[c] + bias[c]: one pass over
-// the widest tensor of the step ([rows, 8000] for the output projection).
+// result[r, c] = (sums[r, c] - compensation[c]) * row_scale[r] * column_scale[c] + bias[c]:
+// one pass over the widest tensor of the step ([rows, 8000] for the output projection).
 NMT_X86_CLONES("avx512f", "avx2", "default")
-void dequantize(const std::int32_t* sums, const float* row_scale, const float* column_scale,
-                const float* bias, int64_t begin, int64_t end, int64_t out, float* result) {
+void dequantize(const std::int32_t* sums, const std::int32_t* compensation, const float* row_scale,
+                const float* column_scale, const float* bias, int64_t begin, int64_t end, int64_t out, float* result) {
   for (int64_t r = begin; r < end; ++r) {
     const float scale = row_scale[r];
     for (int64_t c = 0; c < out; ++c)
-      result[r * out + c] = static_cast<float>(sums[r * out + c]) * scale * column_scale[c] + bias[c];
+      result[r * out + c] =
+          static_cast<float>(sums[r * out + c] - compensation[c]) * scale * column_scale[c] + bias[c];
   }
 }
 
 }  // namespace
 
-bool onednn_int8_gemm_available() { return gemm_s8() != nullptr; }
+bool onednn_int8_gemm_available() { return gemm_u8() != nullptr; }
 
 Int8Weight quantize_weight_int8(const torch::Tensor& weight) {
   const auto w = weight.detach().to(torch::kFloat).contiguous();
@@ -79,7 +86,10 @@ Int8Weight quantize_weight_int8(const torch::Tensor& weight) {
   const auto zero_points = torch::zeros({w.size(0)}, torch::kLong);
   // LibTorch's quantizer rounds; its values and scales are then kept as plain tensors.
   const auto quantized = torch::quantize_per_channel(w, scales, zero_points, 0, torch::kQInt8);
-  return {quantized.int_repr().contiguous(), quantized.q_per_channel_scales().to(torch::kFloat).contiguous()};
+  auto values = quantized.int_repr().contiguous();
+  // The shift of the inputs adds 128 x (the row's sum of values) to every sum of that row.
+  auto compensation = values.sum(1, /*keepdim=*/false, torch::kInt).mul_(kInputShift).contiguous();
+  return {values, quantized.q_per_channel_scales().to(torch::kFloat).contiguous(), compensation};
 }
 
 torch::Tensor int8_linear(const torch::Tensor& x, const Int8Weight& weight, const torch::Tensor& bias) {
@@ -91,24 +101,25 @@ torch::Tensor int8_linear(const torch::Tensor& x, const Int8Weight& weight, cons
                 std::to_string(weight.values.size(1)));
   auto y = torch::empty({rows, out}, a.options());
   if (rows == 0) return y;
-  auto quantized = torch::empty({rows, in}, a.options().dtype(torch::kChar));
+  auto quantized = torch::empty({rows, in}, a.options().dtype(torch::kByte));
   auto row_scales = torch::empty({rows}, a.options());
   // Rows over the threads in chunks of about 16k elements: one parallel region per pass.
   const int64_t quantize_grain = std::max<int64_t>(1, 16384 / in);
   at::parallel_for(0, rows, quantize_grain, [&](int64_t begin, int64_t end) {
-    quantize_rows(a.data_ptr<float>(), in, begin, end, quantized.data_ptr<std::int8_t>(), row_scales.data_ptr<float>());
+    quantize_rows(a.data_ptr<float>(), in, begin, end, quantized.data_ptr<std::uint8_t>(), row_scales.data_ptr<float>());
   });
   auto sums = torch::empty({rows, out}, a.options().dtype(torch::kInt));
   const std::int32_t no_offset = 0;
   const auto* weight_data = weight.values.data_ptr<std::int8_t>();
-  const dnnl_status_t status = gemm_s8()('N', 'T', 'F', rows, out, in, 1.0f, quantized.data_ptr<std::int8_t>(), in,
+  const dnnl_status_t status = gemm_u8()('N', 'T', 'F', rows, out, in, 1.0f, quantized.data_ptr<std::uint8_t>(), in,
                                          0, weight_data, in, 0, 0.0f, sums.data_ptr<std::int32_t>(), out, &no_offset);
   if (status != dnnl_success)
     throw Error("oneDNN int8 GEMM failed with status " + std::to_string(static_cast<int>(status)));
   const auto& column_scales = weight.scales;
   const auto fp32_bias = bias.defined() ? bias.to(torch::kFloat).contiguous() : torch::zeros({out}, a.options());
   at::parallel_for(0, rows, std::max<int64_t>(1, 16384 / out), [&](int64_t begin, int64_t end) {
-    dequantize(sums.data_ptr<std::int32_t>(), row_scales.data_ptr<float>(), column_scales.data_ptr<float>(),
+    dequantize(sums.data_ptr<std::int32_t>(), weight.compensation.data_ptr<std::int32_t>(),
+               row_scales.data_ptr<float>(), column_scales.data_ptr<float>(),
                fp32_bias.data_ptr<float>(), begin, end, out, y.data_ptr<float>());
   });
   return y;

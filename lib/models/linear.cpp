@@ -122,6 +122,7 @@ void LinearImpl::use_path(LinearPath path, Converted converted) {
   if (path == LinearPath::int8) {
     int8_.values = register_buffer("weight_int8", converted.int8.values);
     int8_.scales = register_buffer("weight_scales", converted.int8.scales);
+    int8_.compensation = register_buffer("weight_compensation", converted.int8.compensation);
     // Nothing reads the fp32 weight any more: it leaves the parameters (an undefined
     // entry is skipped by named_parameters, save and to()), and the member.
     if (owns_weight_) parameters_["weight"] = torch::Tensor();

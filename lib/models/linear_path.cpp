@@ -17,9 +17,9 @@ std::string describe_int8() {
   // The weights' range follows the CPU: int8_linear.cpp says why.
   return cpu_features().avx512_vnni
              ? "int8, weights quantized once (8-bit, per output row), inputs per row at each call; oneDNN "
-               "s8s8s32 GEMM (AVX512-VNNI)"
+               "u8s8s32 GEMM (AVX512-VNNI)"
              : "int8, weights quantized once (7-bit, per output row), inputs per row at each call; oneDNN "
-               "s8s8s32 GEMM (" + vector_isa() + " without VNNI)";
+               "u8s8s32 GEMM (" + vector_isa() + " without VNNI)";
 }
 
 }  // namespace

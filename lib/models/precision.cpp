@@ -30,7 +30,7 @@ std::string unsupported_reason(Precision precision, const torch::Device& device)
       if (!device.is_cpu()) return "int8 inference runs on the CPU only: use fp32 or bf16 on " + device.str();
       if (!cpu_runs_int8()) return "int8 needs a CPU with AVX2 or AVX512-VNNI (this one has neither): use fp32";
       if (!onednn_int8_gemm_available())
-        return "int8 needs oneDNN's int8 GEMM (dnnl_gemm_s8s8s32), not found in this LibTorch: use fp32";
+        return "int8 needs oneDNN's int8 GEMM (dnnl_gemm_u8s8s32), not found in this LibTorch: use fp32";
       return "";
   }
   return "unknown precision";
