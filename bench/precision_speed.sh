@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2086  # the lists of speeds are split into arguments on purpose
 # fp32 against int8 decoding, per instruction set: for the CPU as found and capped with
 # NMT_CPU_ISA=avx2 (OpenBLAS on its Haswell kernels unless OPENBLAS_CORETYPE is set),
 # nmt-translate on Multi30k test_2016_flickr.de (1,000 lines), 2 threads, default batching,
