@@ -12,7 +12,7 @@ files=("$@")
 [ ${#files[@]} -gt 0 ] || mapfile -t files < <(find lib -name '*.cpp' | sort)
 failed=0
 for f in "${files[@]}"; do
-  if aarch64-linux-gnu-g++ -std=c++17 -fsyntax-only -Wall -Iinclude -Ilib/text -Ilib/models -Ibuild/generated \
+  if aarch64-linux-gnu-g++ -std=c++17 -fsyntax-only -fopenmp -Wall -Iinclude -Ilib/text -Ilib/models -Ibuild/generated \
       -isystem /usr/include/torch/csrc/api/include -I/usr/include "$f" 2>"/tmp/aarch64-$$.log"; then
     echo "ok      $f"
   else
