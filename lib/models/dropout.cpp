@@ -4,8 +4,10 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 
 #include "nmt/base/cpu_features.h"
@@ -35,21 +37,43 @@ struct MaskKey {
   uint32_t threshold = 0;      ///< keep when the hash is below: (1 - p) * 2^32
 };
 
-// Writes the mask of elements [begin, end) and x's kept, scaled values.
+// `value` where keep is 1, +0 where it is 0 (even for an infinite or NaN value), as a bit
+// mask: a branch or a select here kept GCC from vectorizing the loops.
+inline float keep_or_zero(float value, uint32_t keep) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  bits &= 0u - keep;
+  std::memcpy(&value, &bits, sizeof bits);
+  return value;
+}
+
+// Writes the mask of elements [begin, end) and x's kept, scaled values. Element i's hash
+// takes the low and high halves of i; within one 2^32-aligned block the high half is
+// fixed, so the loop runs on 32-bit lanes and vectorizes.
 NMT_X86_CLONES("avx512f", "avx2", "default")
+void drop_block(const float* x, float* out, uint8_t* mask, uint32_t first_low, uint32_t count, uint32_t high_term,
+                MaskKey key, float scale) {
+  for (uint32_t j = 0; j < count; ++j) {
+    const uint32_t h = mix32(mix32((first_low + j) ^ key.low) + high_term);
+    const uint32_t keep = h < key.threshold ? 1u : 0u;
+    mask[j] = static_cast<uint8_t>(keep);
+    out[j] = keep_or_zero(x[j] * scale, keep);
+  }
+}
+
 void drop_range(const float* x, float* out, uint8_t* mask, int64_t begin, int64_t end, MaskKey key, float scale) {
-  for (int64_t i = begin; i < end; ++i) {
-    const auto index = static_cast<uint64_t>(i);
-    const uint32_t h = mix32(mix32(static_cast<uint32_t>(index) ^ key.low) + (key.high ^ static_cast<uint32_t>(index >> 32)));
-    const bool keep = h < key.threshold;
-    mask[i] = keep;
-    out[i] = keep ? x[i] * scale : 0.0f;
+  constexpr int64_t kBlock = int64_t{1} << 32;
+  for (int64_t i = begin; i < end;) {
+    const int64_t block_end = std::min(end, (i / kBlock + 1) * kBlock);
+    drop_block(x + i, out + i, mask + i, static_cast<uint32_t>(i), static_cast<uint32_t>(block_end - i),
+               key.high ^ static_cast<uint32_t>(static_cast<uint64_t>(i) >> 32), key, scale);
+    i = block_end;
   }
 }
 
 NMT_X86_CLONES("avx512f", "avx2", "default")
 void masked_scale(const float* grad, const uint8_t* mask, float* out, int64_t begin, int64_t end, float scale) {
-  for (int64_t i = begin; i < end; ++i) out[i] = mask[i] ? grad[i] * scale : 0.0f;
+  for (int64_t i = begin; i < end; ++i) out[i] = keep_or_zero(grad[i] * scale, mask[i]);
 }
 
 uint64_t draw_seed() {
