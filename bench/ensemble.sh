@@ -20,10 +20,7 @@ ensemble=""
 for model in "$@"; do ensemble+="--model $model "; done
 systems+=("$ensemble")
 
-median_range() {
-  printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {m = NR % 2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2;
-    printf "%g (%g-%g)", m, v[1], v[NR]}'
-}
+source bench/stats.sh
 
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(grep -o 'avx512[a-z_0-9]*\|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')"
 echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}, NMT_CPU_ISA=${NMT_CPU_ISA:-unset}; median of $REPEATS runs (range)"

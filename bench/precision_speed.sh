@@ -20,11 +20,7 @@ read -r -a beams <<<"${BEAMS:-5 1}"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-median_range() {
-  printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {m = NR % 2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2;
-    printf "%g (%g-%g)", m, v[1], v[NR]}'
-}
-median() { median_range "$@" | cut -d' ' -f1; }
+source bench/stats.sh
 
 # speed BINARY ISA PRECISION BEAM OUT: one run; prints its sentences/s.
 speed() {

@@ -39,12 +39,7 @@ $(echo "$summary" | sed 's/.*, \([0-9]*\) target tokens.*/\1/') \
 $(awk -F: '/Maximum resident/ {printf "%.0f", $2/1024}' "$WORK/time.txt") \
 $(echo "$summary" | sed 's/.* in \([0-9.]*\) s:.*/\1/')"
 }
-# median_range VALUES...: "median (min-max)"
-median_range() {
-  printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {m = NR % 2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2;
-    printf "%g (%g-%g)", m, v[1], v[NR]}'
-}
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print NR % 2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+source bench/stats.sh
 
 echo "Model $MODEL, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}, median of $REPEATS runs (range)${BASELINE:+, baseline $BASELINE}"
 echo
