@@ -5,7 +5,7 @@
 //    DecoderState::select (CTranslate2's expand_after_first_step); after that, rows are
 //    reordered by beam origin after every step;
 //  * each step scores all rows at once and takes the top 2 * beam candidates per
-//    sentence over [beam * V] on tensors; only those small results reach the host;
+//    sentence over [beam * V] (best_tokens.h: no [rows, V] log-softmax is written);
 //  * eos candidates among the top `beam` ranks become finished hypotheses, and the
 //    beam is refilled with the best non-eos candidates, so finishing never starves it;
 //  * a sentence stops as described in search.h and leaves the batch (select), so the
@@ -19,6 +19,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <utility>
 
@@ -134,40 +135,50 @@ class BeamSearch {
 
   // Two stages, the same candidates as one top-k over each sentence's [rows * V]
   // scores: every one of a sentence's best 2 * beam is among its row's best 2 * beam.
-  // The first stage reads the log-probs once, and no [rows, V] sum is built.
+  // The first stage (best_tokens) reads the scores once and normalises only what it
+  // keeps; the second ranks each sentence's rows * 2 * beam on the host.
   Candidates top_candidates(const StepOutput& out, int64_t step) const {
-    // Masked in place: nothing else reads the log-probs.
-    auto log_probs = out.log_probs.to(torch::kFloat);
-    const int64_t vocab = log_probs.size(1);
+    const int64_t vocab = out.scores.values().size(1);
     if (vocab <= SpecialIds::kEos) throw Error("beam_search: the vocabulary is too small");
     std::vector<int64_t> sentence_of_row;
     for (int64_t sentence : active_) sentence_of_row.insert(sentence_of_row.end(), rows_, sentence);
-    search_detail::mask_forbidden(log_probs, step, options_.min_length, sources_, sentence_of_row);
-
-    const auto groups = static_cast<int64_t>(active_.size());
+    const auto forbidden =
+        search_detail::forbidden_tokens(step, options_.min_length, sources_, sentence_of_row, vocab);
     const int64_t per_row = std::min(2 * beam_, vocab);
-    auto row_best = log_probs.topk(per_row, 1, true, true);
-    const auto& row_log_probs = std::get<0>(row_best);                       // [rows, per_row]
-    const auto row_tokens = std::get<1>(row_best).view({groups, rows_ * per_row});
-    const auto scores = row_log_probs + search_detail::to_tensor(scores_, device_).unsqueeze(1);
+    const auto best = best_tokens(out.scores, per_row, forbidden);
 
+    const int64_t pool = rows_ * per_row;  // a sentence's candidates: slot * per_row + rank
     Candidates candidates;
-    candidates.k = std::min(2 * beam_, rows_ * per_row);
+    candidates.k = std::min(2 * beam_, pool);
     candidates.vocab = vocab;
-    auto top = scores.view({groups, rows_ * per_row}).topk(candidates.k, 1, true, true);
-    const auto& position = std::get<1>(top);  // slot * per_row + rank within the row
-    const auto slot = position.div(per_row, "floor");
-    candidates.scores = search_detail::to_float_vector(std::get<0>(top));
-    candidates.flat_index = search_detail::to_int64_vector(slot * vocab + row_tokens.gather(1, position));
-    candidates.token_log_probs = search_detail::to_float_vector(
-        row_log_probs.reshape({groups, rows_ * per_row}).gather(1, position));
-    if (constrained_) candidates.extras = constraint_candidates(log_probs, std::get<1>(row_best).select(1, 0));
+    std::vector<int64_t> order(static_cast<size_t>(pool));
+    for (size_t g = 0; g < active_.size(); ++g) {
+      const int64_t first_row = static_cast<int64_t>(g) * rows_, first = first_row * per_row;
+      auto score = [&](int64_t position) {
+        const float sum = scores_[first_row + position / per_row] + best.log_probs[first + position];
+        return std::isnan(sum) ? kMinusInf : sum;
+      };
+      std::iota(order.begin(), order.end(), 0);
+      std::partial_sort(order.begin(), order.begin() + candidates.k, order.end(), [&](int64_t a, int64_t b) {
+        const float score_a = score(a), score_b = score(b);
+        return score_a > score_b || (score_a == score_b && a < b);
+      });
+      for (int64_t i = 0; i < candidates.k; ++i) {
+        const int64_t position = order[static_cast<size_t>(i)];
+        candidates.scores.push_back(score(position));
+        candidates.flat_index.push_back(position / per_row * vocab + best.tokens[first + position]);
+        candidates.token_log_probs.push_back(best.log_probs[first + position]);
+      }
+    }
+    if (constrained_) candidates.extras = constraint_candidates(out.scores, best, forbidden);
     return candidates;
   }
 
   // Candidates.extras: the scores of the tokens each constrained row may want besides the top-k.
-  std::vector<Candidates::Extra> constraint_candidates(const torch::Tensor& log_probs, const torch::Tensor& best) const {
-    const auto best_tokens = search_detail::to_int64_vector(best);
+  std::vector<Candidates::Extra> constraint_candidates(const NextTokenScores& scores,
+                                                       const BestTokens& best,
+                                                       const ForbiddenTokens& forbidden) const {
+    const int64_t vocab = scores.values().size(1);
     std::vector<int64_t> rows, tokens;
     for (size_t g = 0; g < active_.size(); ++g) {
       const auto& tracker = trackers_[active_[g]];
@@ -175,20 +186,22 @@ class BeamSearch {
       for (int64_t row = static_cast<int64_t>(g) * rows_; row < static_cast<int64_t>(g + 1) * rows_; ++row) {
         if (scores_[row] == kMinusInf) continue;
         for (const auto token : tracker.useful_tokens(progress_[row])) {
-          if (token >= log_probs.size(1)) throw Error("beam_search: constraint token " + std::to_string(token) + " is outside the vocabulary");
+          if (token >= vocab) throw Error("beam_search: constraint token " + std::to_string(token) + " is outside the vocabulary");
           rows.push_back(row);
           tokens.push_back(token);
         }
         rows.push_back(row);
-        tokens.push_back(best_tokens[row]);
+        tokens.push_back(best.tokens[row * best.k]);
       }
     }
     std::vector<Candidates::Extra> extras;
     if (rows.empty()) return extras;
     const auto picked = search_detail::to_float_vector(
-        log_probs.index({search_detail::to_tensor(rows, device_), search_detail::to_tensor(tokens, device_)}));
-    for (size_t i = 0; i < rows.size(); ++i)
-      extras.push_back({rows[i], tokens[i], scores_[rows[i]] + picked[i], picked[i]});
+        scores.values().index({search_detail::to_tensor(rows, device_), search_detail::to_tensor(tokens, device_)}));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const float log_prob = forbidden.allows(rows[i], tokens[i]) ? best.log_prob(rows[i], picked[i]) : kMinusInf;
+      extras.push_back({rows[i], tokens[i], scores_[rows[i]] + log_prob, log_prob});
+    }
     return extras;
   }
 
@@ -352,7 +365,7 @@ class BeamSearch {
   const torch::Tensor& source_;
   const torch::Device device_;
   const int64_t beam_;
-  const std::vector<SourceInfo>& sources_;  // per sentence, as mask_forbidden reads them
+  const std::vector<SourceInfo>& sources_;  // per sentence, as forbidden_tokens reads them
   std::vector<SentenceResult> sentences_;
   std::vector<int64_t> active_;  // sentence of each group of rows_ rows
   int64_t rows_ = 1;             // rows per group: 1 at the first step, then beam_

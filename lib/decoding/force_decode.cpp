@@ -28,12 +28,12 @@ Hypothesis force_decode(Seq2SeqModel& model, const torch::Tensor& source,
   int64_t previous = SpecialIds::kBos;
   for (size_t t = 0;; ++t) {
     StepOutput out = model.step(to_tensor(std::vector<int64_t>{previous}, device), *state);
-    const int64_t vocab = out.log_probs.size(1);
+    const int64_t vocab = out.scores.values().size(1);
     const int64_t token = t < target.size() ? target[t] : SpecialIds::kEos;
     if (token < 0 || token >= vocab)
       throw Error("force_decode: target id " + std::to_string(token) +
                   " is outside the vocabulary of " + std::to_string(vocab));
-    const float log_prob = out.log_probs[0][token].item<float>();
+    const float log_prob = log_probs_of(out.scores, {token}).front();  // as the searches normalise
     if (t == target.size()) return history.finish(0, log_prob, out, sources[0], scoring);
     history.advance(origin, origin_tensor, true, {token}, {log_prob}, out);
     previous = token;

@@ -35,11 +35,9 @@ std::vector<Hypothesis> single_path_search(Seq2SeqModel& model, const torch::Ten
 
   for (int64_t step = 0; !sentence_of_row.empty(); ++step) {
     StepOutput out = model.step(to_tensor(tokens, device), *state);
-    // Masked in place (nothing else reads the log-probs): a chosen token's value is
-    // still its own log-prob, as forbidden tokens are never chosen while any is allowed.
-    auto scores = out.log_probs.to(torch::kFloat);
-    mask_forbidden(scores, step, options.min_length, sources, sentence_of_row);
-    const auto chosen = choose(scores, streams, step);
+    const auto forbidden = forbidden_tokens(step, options.min_length, sources, sentence_of_row,
+                                            out.scores.values().size(1));
+    const auto chosen = choose(out.scores, forbidden, streams, step);
 
     std::vector<int64_t> keep, next_tokens, next_sentences, next_streams;
     std::vector<float> next_log_probs;
@@ -74,10 +72,10 @@ std::vector<Hypothesis> single_path_search(Seq2SeqModel& model, const torch::Ten
 
 std::vector<Hypothesis> greedy_search(Seq2SeqModel& model, const torch::Tensor& source,
                                       const SearchOptions& options) {
-  auto argmax = [](const torch::Tensor& scores, const std::vector<int64_t>&, int64_t) {
-    const auto best = scores.max(1);
-    return search_detail::RowChoice{search_detail::to_int64_vector(std::get<1>(best)),
-                                    search_detail::to_float_vector(std::get<0>(best))};
+  auto argmax = [](const NextTokenScores& scores, const ForbiddenTokens& forbidden,
+                   const std::vector<int64_t>&, int64_t) {
+    auto best = best_tokens(scores, 1, forbidden);
+    return search_detail::RowChoice{std::move(best.tokens), std::move(best.log_probs)};
   };
   return search_detail::single_path_search(model, source, options, {}, argmax);
 }

@@ -37,8 +37,10 @@ class TokenSampler {
  public:
   explicit TokenSampler(const SamplingOptions& options) : options_(options) {}
 
-  search_detail::RowChoice operator()(const torch::Tensor& scores, const std::vector<int64_t>& streams,
-                                      int64_t step) const {
+  search_detail::RowChoice operator()(const NextTokenScores& step_scores, const ForbiddenTokens& forbidden,
+                                      const std::vector<int64_t>& streams, int64_t step) const {
+    auto scores = step_scores.log_probs().to(torch::kFloat);
+    mask_forbidden(scores, forbidden);
     const int64_t vocab = scores.size(1);
     auto logits = scores / options_.temperature;
     if (options_.top_k > 0 && options_.top_k < vocab) {

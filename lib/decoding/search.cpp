@@ -108,34 +108,22 @@ double best_reachable_score(double log_prob, int64_t length, int64_t max_length,
   return std::max(shortest, longest);
 }
 
-void mask_forbidden(torch::Tensor& scores, int64_t step, int min_length, const std::vector<SourceInfo>& sources,
-                    const std::vector<int64_t>& sentence_of_row) {
-  const float minus_inf = -std::numeric_limits<float>::infinity();
-  scores.select(1, SpecialIds::kPad).fill_(minus_inf);
-  scores.select(1, SpecialIds::kBos).fill_(minus_inf);
-  if (step < min_length) scores.select(1, SpecialIds::kEos).fill_(minus_inf);
-  // Per row, the one token it may take (eos at the length limit, the prefix's next
-  // token inside a prefix), or -1 for any.
-  std::vector<int64_t> only;
-  bool any_only = false;
+ForbiddenTokens forbidden_tokens(int64_t step, int min_length, const std::vector<SourceInfo>& sources,
+                                 const std::vector<int64_t>& sentence_of_row, int64_t vocab) {
+  ForbiddenTokens forbidden;
+  forbidden.everywhere = {SpecialIds::kPad, SpecialIds::kBos};
+  if (step < min_length) forbidden.everywhere.push_back(SpecialIds::kEos);
   for (const int64_t s : sentence_of_row) {
     const auto& source = sources[static_cast<size_t>(s)];
     int64_t token = -1;
     if (step < static_cast<int64_t>(source.prefix.size())) token = source.prefix[static_cast<size_t>(step)];
     else if (source.max_length == step) token = SpecialIds::kEos;
-    if (token >= scores.size(1))
+    if (token >= vocab)
       throw Error("search: prefix token " + std::to_string(token) + " is outside the vocabulary of " +
-                  std::to_string(scores.size(1)));
-    only.push_back(token);
-    any_only = any_only || token >= 0;
+                  std::to_string(vocab));
+    forbidden.only.push_back(token);
   }
-  if (!any_only) return;
-  const auto tokens = to_tensor(only, scores.device());
-  const auto restricted = tokens.ge(0).unsqueeze(1);
-  const auto kept = tokens.clamp_min(0).unsqueeze(1);
-  const auto values = scores.gather(1, kept);
-  scores.masked_fill_(restricted, minus_inf);
-  scores.scatter_(1, kept, values);
+  return forbidden;
 }
 
 torch::Tensor to_tensor(const std::vector<int64_t>& values, const torch::Device& device) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nmt/models/model.h"
+#include "nmt/decoding/best_tokens.h"
 #include "nmt/decoding/search.h"
 
 namespace nmt::search_detail {
@@ -34,22 +35,21 @@ double hypothesis_score(double log_prob, int64_t length, const std::vector<float
 double best_reachable_score(double log_prob, int64_t length, int64_t max_length,
                             const SearchOptions& options);
 
-/// Sets forbidden continuations to -inf in scores [rows, V], in place: pad and bos
-/// always, eos before min_length, everything but eos in rows at their length limit, and
-/// everything but the prefix's next token in rows still inside their sentence's prefix.
-/// sentence_of_row[r]: the index into `sources` of row r.
-void mask_forbidden(torch::Tensor& scores, int64_t step, int min_length, const std::vector<SourceInfo>& sources,
-                    const std::vector<int64_t>& sentence_of_row);
+/// A search's rules at `step` for rows whose sentences are sentence_of_row (indices into
+/// `sources`); nmt::Error if a prefix token is outside a vocabulary of `vocab` ids.
+ForbiddenTokens forbidden_tokens(int64_t step, int min_length, const std::vector<SourceInfo>& sources,
+                                 const std::vector<int64_t>& sentence_of_row, int64_t vocab);
 
-/// What a one-hypothesis-per-row search takes at each step: for each row of `scores`
-/// [rows, V] (log-probs, forbidden tokens -inf), the token it continues with and that
-/// token's log-prob (-inf when nothing is allowed). `streams` holds each row's random
-/// stream (for searches that draw), `step` counts from 0.
+/// What a one-hypothesis-per-row search takes at each step: for each row of the step's
+/// `scores`, the token it continues with among those `forbidden` allows, and that token's
+/// log-prob (-inf when nothing is allowed). `streams` holds each row's random stream (for
+/// searches that draw), `step` counts from 0.
 struct RowChoice {
   std::vector<int64_t> tokens;
   std::vector<float> log_probs;
 };
-using ChooseTokens = std::function<RowChoice(const torch::Tensor& scores, const std::vector<int64_t>& streams, int64_t step)>;
+using ChooseTokens = std::function<RowChoice(const NextTokenScores& scores, const ForbiddenTokens& forbidden,
+                                             const std::vector<int64_t>& streams, int64_t step)>;
 
 /// The loop of greedy search and sampling: one hypothesis per source row, stepped
 /// together; a row leaves the batch when it chooses eos or nothing is allowed.

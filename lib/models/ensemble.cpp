@@ -81,10 +81,10 @@ StepOutput EnsembleModel::step(const torch::Tensor& previous_tokens, DecoderStat
   for (size_t i = 0; i < members_.size(); ++i) {
     state.members[i]->want_attention = i == 0 && state.want_attention;  // only the first's is used
     auto out = members_[i]->step(previous_tokens, *state.members[i]);
-    log_probs.push_back(out.log_probs);
+    log_probs.push_back(out.scores.log_probs());
     if (i == 0) first = std::move(out);
   }
-  first.log_probs = mixture_log_probs(log_probs);
+  first.scores = NextTokenScores::log_probs(mixture_log_probs(log_probs));
   ++state.step;
   return first;
 }

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "nmt/base/cpu_features.h"
 #include "nmt/base/error.h"
+#include "nmt/base/vector_math.h"
 #include "nmt/text/tokenizer.h"
 
 namespace nmt {
@@ -21,55 +21,6 @@ using torch::autograd::variable_list;
 
 constexpr int64_t kPad = SpecialIds::kPad;
 constexpr int64_t kBos = SpecialIds::kBos;
-constexpr int kLanes = 16;  // partial sums per row: lanes the compiler can vectorize
-
-// exp(x) in plain arithmetic, so that loops of it vectorize (std::exp does not without
-// -ffast-math): Cephes' expf, within 2 ulp. Arguments below -87 give exp(-87) (~1.6e-38)
-// instead of a denormal: here they are shifted logits, where that is 0 for all purposes.
-inline float exp_approx(float x) {
-  x = x < -87.0f ? -87.0f : x;
-  // Round to nearest by adding and subtracting 1.5 * 2^23 (no call, vectorizes).
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  const float r = x - n * 0.693359375f + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const float y = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return y * scale;
-}
-
-struct RowSums {
-  float max = 0, sum = 0;  ///< largest logit; sum of all logits
-};
-
-NMT_X86_CLONES("avx512f", "avx2", "default") RowSums max_and_sum(const float* z, int64_t n) {
-  float max_lane[kLanes], sum_lane[kLanes];
-  for (int k = 0; k < kLanes; ++k) max_lane[k] = -INFINITY, sum_lane[k] = 0;
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) max_lane[k] = std::max(max_lane[k], z[j + k]), sum_lane[k] += z[j + k];
-  RowSums s{-INFINITY, 0};
-  for (; j < n; ++j) s.max = std::max(s.max, z[j]), s.sum += z[j];
-  for (int k = 0; k < kLanes; ++k) s.max = std::max(s.max, max_lane[k]), s.sum += sum_lane[k];
-  return s;
-}
-
-NMT_X86_CLONES("avx512f", "avx2", "default") float sum_exp(const float* z, int64_t n, float shift) {
-  float lane[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) lane[k] += exp_approx(z[j + k] - shift);
-  float total = 0;
-  for (; j < n; ++j) total += exp_approx(z[j] - shift);
-  for (int k = 0; k < kLanes; ++k) total += lane[k];
-  return total;
-}
 
 // grad_j = weight * exp(z_j - lse) - uniform
 NMT_X86_CLONES("avx512f", "avx2", "default") void softmax_gradient(const float* z, float* grad, int64_t n, float lse,

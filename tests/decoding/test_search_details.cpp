@@ -140,8 +140,8 @@ TEST_CASE("force_decode scores the given target through step()", "[search]") {
   const auto r = replay(model, source, target, true);
   CHECK(h.tokens == target);
   CHECK(h.finished);
-  CHECK(h.token_log_probs == r.token_log_probs);
-  CHECK(h.log_prob == Approx(r.log_prob).epsilon(1e-12));
+  CHECK(close_log_probs(h.token_log_probs, r.token_log_probs));
+  CHECK(h.log_prob == Approx(r.log_prob).epsilon(1e-6));
   CHECK(h.score == h.log_prob);
   REQUIRE(h.attention.sizes() == torch::IntArrayRef({5, 4}));
   for (int64_t t = 0; t < 5; ++t) CHECK(torch::allclose(h.attention[t], r.attention[t]));
@@ -236,7 +236,7 @@ class ScriptedModel : public nmt::Seq2SeqModel {
   nmt::DecoderStatePtr initial_state(const nmt::EncoderOutput&) override { return std::make_unique<State>(); }
   nmt::StepOutput step(const torch::Tensor& previous, nmt::DecoderState& state) override {
     const auto& row = rows_[std::min<size_t>(state.step++, rows_.size() - 1)];
-    return {row.unsqueeze(0).expand({previous.size(0), -1}).clone(), {}, {}};
+    return {nmt::NextTokenScores::log_probs(row.unsqueeze(0).expand({previous.size(0), -1}).clone()), {}, {}};
   }
   nmt::ForwardOutput forward(const torch::Tensor&, const torch::Tensor&) override {
     throw std::logic_error("ScriptedModel: forward is not used");

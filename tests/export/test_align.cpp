@@ -151,7 +151,7 @@ TEST_CASE("forced decoding exports exactly the reference and the attention the d
       for (size_t t = 0; t <= target_ids.size(); ++t) {
         const auto out = model.model->step(torch::tensor({previous}, torch::kInt64), *state);
         const int next = t < target_ids.size() ? target_ids[t] : SpecialIds::kEos;
-        log_prob += out.log_probs[0][next].item<double>();
+        log_prob += out.scores.log_probs()[0][next].item<double>();
         const auto attention = out.attention[0];
         for (int64_t s = 0; s < attention.size(0); ++s)
           CHECK(object["attention"][t][s].get<double>() == Approx(attention[s].item<double>()).margin(2e-6));

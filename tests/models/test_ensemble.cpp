@@ -69,8 +69,8 @@ TEST_CASE("an ensemble step is the mean of its members' probabilities", "[ensemb
   auto state_b = b.model->initial_state(b.model->encode(source));
   auto tokens = torch::full({3}, SpecialIds::kBos, torch::kLong);
   for (int step = 0; step < 3; ++step) {
-    const auto mixed = ensemble.step(tokens, *state).log_probs.exp();
-    const auto expected = (a.model->step(tokens, *state_a).log_probs.exp() + b.model->step(tokens, *state_b).log_probs.exp()) / 2;
+    const auto mixed = ensemble.step(tokens, *state).scores.log_probs().exp();
+    const auto expected = (a.model->step(tokens, *state_a).scores.log_probs().exp() + b.model->step(tokens, *state_b).scores.log_probs().exp()) / 2;
     CHECK(torch::allclose(mixed, expected, 1e-5, 1e-6));
     CHECK(torch::allclose(mixed.sum(1), torch::ones({3}), 1e-5, 1e-5));  // a distribution
     tokens = expected.argmax(1);

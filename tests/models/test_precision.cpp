@@ -30,7 +30,7 @@ std::vector<torch::Tensor> step_log_probs(Seq2SeqModel& model) {
   torch::NoGradGuard no_grad;
   auto state = model.initial_state(model.encode(kPaddedSource()));
   std::vector<torch::Tensor> steps;
-  for (int64_t t = 0; t < 4; ++t) steps.push_back(model.step(kInput().select(1, t), *state).log_probs);
+  for (int64_t t = 0; t < 4; ++t) steps.push_back(model.step(kInput().select(1, t), *state).scores.log_probs());
   return steps;
 }
 

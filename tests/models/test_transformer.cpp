@@ -66,7 +66,7 @@ TEST_CASE("Transformer output shapes", "[transformer]") {
   REQUIRE(state.memory.size() == 2);
   CHECK(state.memory[1].keys.sizes() == torch::IntArrayRef{2, 2, 5, 16});
   auto out = model->step(torch::full({2}, 2, torch::kInt64), state);
-  CHECK(out.log_probs.sizes() == torch::IntArrayRef{2, 20});
+  CHECK(out.scores.log_probs().sizes() == torch::IntArrayRef{2, 20});
   CHECK(out.attention.sizes() == torch::IntArrayRef{2, 5});
   REQUIRE(out.layer_attention.size() == 2);
   for (const auto& layer : out.layer_attention) CHECK(layer.sizes() == torch::IntArrayRef{2, 2, 5});
@@ -96,7 +96,7 @@ TEST_CASE("Transformer step-by-step decoding equals the teacher-forced pass", "[
       auto state = model->initial_state(model->encode(kSource()));
       for (int64_t t = 0; t < kTarget().size(1); ++t) {
         auto out = model->step(kTarget().select(1, t), *state);
-        CHECK(max_diff(out.log_probs, expected.select(1, t)) < 1e-5);
+        CHECK(max_diff(out.scores.log_probs(), expected.select(1, t)) < 1e-5);
       }
     }
   }
@@ -108,7 +108,7 @@ TEST_CASE("Transformer step that throws leaves its state's caches in place", "[t
   auto expected = torch::log_softmax(model->forward(kSource(), kTarget()).logits, -1);
   auto state = model->initial_state(model->encode(kSource()));
   auto& transformer_state = dynamic_cast<nmt::TransformerState&>(*state);
-  CHECK(max_diff(model->step(kTarget().select(1, 0), *state).log_probs, expected.select(1, 0)) < 1e-5);
+  CHECK(max_diff(model->step(kTarget().select(1, 0), *state).scores.log_probs(), expected.select(1, 0)) < 1e-5);
   // The last layer's encoder keys of a wrong width: the step throws after the first
   // layer has written its cache.
   const auto keys = transformer_state.memory.back().keys;
@@ -121,7 +121,7 @@ TEST_CASE("Transformer step that throws leaves its state's caches in place", "[t
   // The same step again, with the keys back, gives the teacher-forced result.
   transformer_state.memory.back().keys = keys;
   for (int64_t t = 1; t < kTarget().size(1); ++t)
-    CHECK(max_diff(model->step(kTarget().select(1, t), *state).log_probs, expected.select(1, t)) < 1e-5);
+    CHECK(max_diff(model->step(kTarget().select(1, t), *state).scores.log_probs(), expected.select(1, t)) < 1e-5);
 }
 
 TEST_CASE("Transformer output does not depend on padding in the batch", "[transformer]") {
@@ -162,13 +162,13 @@ TEST_CASE("Transformer decoder state reorders like a beam", "[transformer]") {
   reordered->reorder(index);
   auto first = model->step(tokens.index_select(0, index), *reordered);
   auto second = model->step(tokens, *state);  // step first, then reorder
-  CHECK(max_diff(first.log_probs, second.log_probs.index_select(0, index)) < 1e-6);
+  CHECK(max_diff(first.scores.log_probs(), second.scores.log_probs().index_select(0, index)) < 1e-6);
   CHECK(max_diff(first.attention, second.attention.index_select(0, index)) < 1e-6);
 
   // The caches must have followed: one more identical step from both states agrees.
   state->reorder(index);
   auto next = torch::tensor({13, 14, 15, 16}, torch::kInt64);
-  CHECK(max_diff(model->step(next, *reordered).log_probs, model->step(next, *state).log_probs) <
+  CHECK(max_diff(model->step(next, *reordered).scores.log_probs(), model->step(next, *state).scores.log_probs()) <
         1e-6);
 }
 
@@ -201,7 +201,7 @@ TEST_CASE("Transformer cache table survives expansion, reorders, drops and growt
       const auto input = torch::tensor(history[row], torch::kInt64).unsqueeze(0);
       const auto expected = torch::log_softmax(model->forward(src, input).logits[0][t], -1);
       INFO("step " << t << " row " << row);
-      CHECK(max_diff(out.log_probs[row], expected) < 1e-5);
+      CHECK(max_diff(out.scores.log_probs()[row], expected) < 1e-5);
     }
     if (t == 0) regroup({0, 0, 1, 1, 2, 2}, true);             // beam of 2
     if (t == 5) regroup({1, 0, 2, 2, 5, 4}, false);            // reorder, one row copied

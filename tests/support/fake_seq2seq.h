@@ -44,7 +44,8 @@ class FakeSeq2Seq : public Seq2SeqModel {
     std::uniform_real_distribution<float> uniform(-spread, spread);
     std::vector<float> logits(kKeys * kSteps * kVocab * kHashes * kVocab);
     for (auto& x : logits) x = uniform(generator);
-    table_ = torch::tensor(logits).view({-1, kVocab}).log_softmax(1);
+    logits_ = torch::tensor(logits).view({-1, kVocab});
+    table_ = logits_.log_softmax(1);
   }
 
   /// The hash the model uses at `step` given the previous hash and token.
@@ -97,7 +98,9 @@ class FakeSeq2Seq : public Seq2SeqModel {
     auto index = ((state.key * kSteps + std::min(t, kSteps - 1)) * kVocab + previous) *
                      kHashes + hash;
     StepOutput out;
-    out.log_probs = table_.index_select(0, index);
+    // Logits, as real models return them: the searches normalise them (log_prob() and
+    // the tests read the log-softmax table).
+    out.scores = NextTokenScores::logits(logits_.index_select(0, index));
     if (with_attention_) {
       const auto& positions = state.positions;
       const int64_t width = state.mask.size(1);
@@ -118,7 +121,7 @@ class FakeSeq2Seq : public Seq2SeqModel {
     const auto state = initial_state(encode(source));
     std::vector<torch::Tensor> steps;
     for (int64_t t = 0; t < target_input.size(1); ++t)
-      steps.push_back(step(target_input.select(1, t), *state).log_probs);
+      steps.push_back(step(target_input.select(1, t), *state).scores.log_probs());
     return {torch::stack(steps, 1)};
   }
 
@@ -131,7 +134,8 @@ class FakeSeq2Seq : public Seq2SeqModel {
   static int64_t row_of(int64_t key, int64_t step, int64_t previous, int64_t hash) {
     return ((key * kSteps + std::min(step, kSteps - 1)) * kVocab + previous) * kHashes + hash;
   }
-  torch::Tensor table_;  // [keys * steps * vocab * hashes, vocab] log-probs
+  torch::Tensor logits_;  // [keys * steps * vocab * hashes, vocab]
+  torch::Tensor table_;   // logits_ log-softmaxed
   bool with_attention_;
 };
 

@@ -21,7 +21,7 @@ inline void check_shapes(Seq2SeqModel& model, int64_t vocab, bool attention) {
   CHECK(logits.sizes() == torch::IntArrayRef({2, 4, vocab}));
   auto state = model.initial_state(model.encode(sources()));
   const auto out = model.step(torch::tensor({2, 2}, torch::kInt64), *state);
-  CHECK(out.log_probs.sizes() == torch::IntArrayRef({2, vocab}));
+  CHECK(out.scores.log_probs().sizes() == torch::IntArrayRef({2, vocab}));
   CHECK(model.has_attention() == attention);
   if (attention) CHECK(out.attention.sizes() == torch::IntArrayRef({2, 5}));
   CHECK(state->step == 1);
@@ -34,7 +34,7 @@ inline void check_step_matches_forward(Seq2SeqModel& model) {
   auto state = model.initial_state(model.encode(sources()));
   for (int64_t t = 0; t < 4; ++t) {
     const auto out = model.step(targets_in().select(1, t), *state);
-    CHECK(torch::allclose(out.log_probs, expected.select(1, t), 1e-5, 1e-5));
+    CHECK(torch::allclose(out.scores.log_probs(), expected.select(1, t), 1e-5, 1e-5));
   }
 }
 

@@ -15,6 +15,7 @@
 
 #include "nmt/models/linear.h"
 #include "nmt/models/linear_path.h"
+#include "nmt/models/next_token_scores.h"
 
 namespace nmt {
 
@@ -64,7 +65,7 @@ State& state_as(DecoderState& state) {
 
 /// What one decoding step returns.
 struct StepOutput {
-  torch::Tensor log_probs;  ///< [B, V] log-softmax over the target vocabulary
+  NextTokenScores scores;  ///< [B, V] the next token's log-probs up to a constant per row
   /// [B, S] the attention this step used, as one distribution over source positions
   /// (Transformer: head-mean of the alignment layer). Undefined for models without
   /// attention, and may be undefined when DecoderState::want_attention is false.
@@ -97,7 +98,7 @@ class Seq2SeqModel : public torch::nn::Module {
   virtual EncoderOutput encode(const torch::Tensor& source) = 0;
   /// The state before the first target token, one row per sentence of `encoded`.
   virtual DecoderStatePtr initial_state(const EncoderOutput& encoded) = 0;
-  /// One step: previous tokens [B] (bos at the first step) -> log-probs for the next.
+  /// One step: previous tokens [B] (bos at the first step) -> scores for the next token (StepOutput::scores).
   virtual StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) = 0;
   /// Teacher forcing. target_input: [B, T] (bos + target without its last token).
   /// Must agree with running step() T times (tested for every family).

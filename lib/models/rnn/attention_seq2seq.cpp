@@ -114,7 +114,7 @@ StepOutput AttentionSeq2Seq::step(const torch::Tensor& previous_tokens, DecoderS
   const auto embedded = dropout_(target_embedding_(previous_tokens));
   auto [attentional, weights] = advance(embedded, state_as<AttentionState>(state));
   StepOutput output;
-  output.log_probs = torch::log_softmax(output_(dropout_(attentional)), -1);
+  output.scores = NextTokenScores::logits(output_(dropout_(attentional)));
   output.attention = weights;
   return output;
 }

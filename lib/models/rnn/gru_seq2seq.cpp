@@ -68,7 +68,7 @@ StepOutput GruSeq2Seq::step(const torch::Tensor& previous_tokens, DecoderState& 
   state.hidden = next_hidden.transpose(0, 1);
   ++state.step;
   StepOutput output;
-  output.log_probs = torch::log_softmax(logits.squeeze(1), -1);
+  output.scores = NextTokenScores::logits(logits.squeeze(1));
   return output;
 }
 

@@ -197,7 +197,7 @@ StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderS
       if (state.want_attention) out.layer_attention.push_back(result.cross_weights.squeeze(2));  // [B, H, S]
     }
   }
-  out.log_probs = torch::log_softmax(project_output(x).squeeze(1), -1);
+  out.scores = NextTokenScores::logits(project_output(x).squeeze(1));
   if (state.want_attention) out.attention = out.layer_attention[alignment_layer_].mean(1);  // [B, S]
   ++state.step;
   return out;

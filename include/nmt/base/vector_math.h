@@ -1,0 +1,43 @@
+#pragma once
+// Row reductions over float arrays that the compiler vectorises (cloned per instruction
+// set, base/cpu_features.h): the exponential in plain arithmetic, because std::exp does
+// not vectorise without -ffast-math. Used where a loop over a vocabulary-sized row or an
+// attention row would otherwise cost one libm call per element.
+#include <cstdint>
+#include <cstring>
+
+namespace nmt {
+
+/// exp(x) in plain arithmetic, so that loops of it vectorise: Cephes' expf, within 2 ulp.
+/// Arguments below -87 give exp(-87) (~1.6e-38) instead of a denormal or 0: callers pass
+/// shifted scores (x - max), where that is 0 for all purposes. +inf and NaN are not handled.
+inline float exp_approx(float x) {
+  x = x < -87.0f ? -87.0f : x;
+  // Round to nearest by adding and subtracting 1.5 * 2^23 (no call, vectorises).
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float y = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return y * scale;
+}
+
+struct RowSums {
+  float max = 0;  ///< largest element (-inf for an empty row)
+  float sum = 0;  ///< sum of the elements
+};
+
+/// Largest element and sum of z[0, n).
+RowSums max_and_sum(const float* z, int64_t n);
+
+/// Sum of exp_approx(z[j] - shift) over z[0, n).
+float sum_exp(const float* z, int64_t n, float shift);
+
+}  // namespace nmt
