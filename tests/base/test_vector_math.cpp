@@ -1,0 +1,51 @@
+// The vectorised row reductions: the exp within Cephes' accuracy, and every clone
+// (base/cpu_features.h; CI runs the tests as found and with NMT_CPU_ISA=avx2) giving the
+// very sums a plain loop in the same order gives, so results never depend on the CPU.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "nmt/base/vector_math.h"
+
+namespace {
+
+constexpr int kLanes = 16;  // vector_math.cpp's partial sums, added in this order
+
+float plain_sum_exp(const std::vector<float>& z, float shift) {
+  float lane[kLanes] = {};
+  size_t j = 0;
+  for (; j + kLanes <= z.size(); j += kLanes)
+    for (int k = 0; k < kLanes; ++k) lane[k] += nmt::exp_approx(z[j + k] - shift);
+  float total = 0;
+  for (; j < z.size(); ++j) total += nmt::exp_approx(z[j] - shift);
+  for (float x : lane) total += x;
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("exp_approx is within a few ulp of std::exp", "[base][vector_math]") {
+  for (float x = -87.0f; x < 88.0f; x += 0.0137f) {
+    const double exact = std::exp(static_cast<double>(x));
+    INFO("x = " << x);
+    CHECK(std::abs(nmt::exp_approx(x) - exact) <= 4e-7 * exact);
+  }
+  CHECK(nmt::exp_approx(-1000.0f) == Approx(std::exp(-87.0f)));  // clamped, never a denormal
+}
+
+TEST_CASE("row sums are the same numbers on every instruction set", "[base][vector_math]") {
+  std::mt19937 generator(11);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (const size_t n : {1, 15, 16, 37, 8000}) {
+    std::vector<float> z(n);
+    for (auto& x : z) x = normal(generator);
+    const auto sums = nmt::max_and_sum(z.data(), static_cast<int64_t>(n));
+    float max = -INFINITY;
+    for (float x : z) max = std::max(max, x);
+    CHECK(sums.max == max);
+    const float summed = nmt::sum_exp(z.data(), static_cast<int64_t>(n), sums.max);
+    CHECK(summed == plain_sum_exp(z, sums.max));  // bit for bit: no clone reassociates or fuses
+  }
+}
