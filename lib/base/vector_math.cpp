@@ -35,4 +35,15 @@ NMT_X86_CLONES("avx512f", "avx2", "default") float sum_exp(const float* z, int64
   return total;
 }
 
+NMT_X86_CLONES("avx512f", "avx2", "default") float exp_in_place(float* z, int64_t n, float shift) {
+  float lane[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) lane[k] += z[j + k] = exp_approx(z[j + k] - shift);
+  float total = 0;
+  for (; j < n; ++j) total += z[j] = exp_approx(z[j] - shift);
+  for (int k = 0; k < kLanes; ++k) total += lane[k];
+  return total;
+}
+
 }  // namespace nmt

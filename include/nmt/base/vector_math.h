@@ -9,13 +9,13 @@
 namespace nmt {
 
 /// exp(x) in plain arithmetic, so that loops of it vectorise: Cephes' expf, within 2 ulp.
-/// Arguments below -87 give exp(-87) (~1.6e-38) instead of a denormal or 0: callers pass
-/// shifted scores (x - max), where that is 0 for all purposes. +inf and NaN are not handled.
+/// Arguments below -87 give 0 (flushed: exp would be ~1.6e-38 or a denormal), so masked
+/// scores weigh exactly nothing. +inf and NaN are not handled.
 inline float exp_approx(float x) {
-  x = x < -87.0f ? -87.0f : x;
+  const float clamped = x < -87.0f ? -87.0f : x;
   // Round to nearest by adding and subtracting 1.5 * 2^23 (no call, vectorises).
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  const float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+  const float n = (clamped * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const float r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
@@ -26,7 +26,8 @@ inline float exp_approx(float x) {
   const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
-  return y * scale;
+  const float result = y * scale;
+  return x < -87.0f ? 0.0f : result;
 }
 
 struct RowSums {
@@ -39,5 +40,9 @@ RowSums max_and_sum(const float* z, int64_t n);
 
 /// Sum of exp_approx(z[j] - shift) over z[0, n).
 float sum_exp(const float* z, int64_t n, float shift);
+
+/// z[j] = exp_approx(z[j] - shift) in place over z[0, n); returns their sum, added as
+/// sum_exp adds them (so it equals sum_exp of the original row).
+float exp_in_place(float* z, int64_t n, float shift);
 
 }  // namespace nmt

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "nmt/base/cpu_features.h"
+#include "nmt/base/vector_math.h"
 
 namespace nmt {
 namespace {
@@ -62,8 +63,7 @@ NMT_X86_CLONES("avx2", "default") void attend_one(const float* q, const View4& k
     weights[t] = bias != nullptr ? bias[t] + score : score;
     max_score = std::max(max_score, weights[t]);
   }
-  float total = 0;
-  for (int64_t t = 0; t < length; ++t) total += weights[t] = std::exp(weights[t] - max_score);
+  const float total = exp_in_place(weights, length, max_score);
   for (int64_t t = 0; t < length; ++t) weights[t] /= total;
   std::fill(out, out + dk, 0.0f);
   for (int64_t t = 0; t < length; ++t) {
