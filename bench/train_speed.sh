@@ -6,6 +6,7 @@
 # of the BLAS and oneDNN rates. REPEATS alternated rounds; median and range.
 # BASELINE=DIR/nmt-train (a build of the previous commit) adds its tokens/s, trained right
 # after each of ours in the same round, and the ratio ours/baseline (median of the rounds).
+# ISAS (default "found avx2") chooses the instruction sets.
 # Usage: bench/train_speed.sh [STEPS] [REPEATS] [PRESET]   (default 60 3 transformer)
 # Needs ../shared/data/multi30k (or MULTI30K) and a build. Records the CPU and OPENBLAS_CORETYPE;
 # under the cap OpenBLAS is given OPENBLAS_CORETYPE=Haswell (AVX2 kernels) unless one is set.
@@ -14,6 +15,7 @@ cd "$(dirname "$0")/.."
 STEPS=${1:-60}
 REPEATS=${2:-3}
 PRESET=${3:-transformer}
+read -r -a isas <<<"${ISAS:-found avx2}"
 cmake --build build --target gemm_rate nmt-train >/dev/null
 source bench/common.sh
 
@@ -53,7 +55,7 @@ train found warmup >/dev/null  # prepares the corpus cache and warms the page ca
 BASELINE=${BASELINE:-}
 declare -A rates fractions probes base_rates ratios
 for round in $(seq "$REPEATS"); do
-  for isa in found avx2; do
+  for isa in "${isas[@]}"; do
     read -r flop blas onednn < <(probe "$isa")
     rate=$(train "$isa" "$round")
     best=$(awk -v b="$blas" -v o="${onednn:-0}" 'BEGIN {print (o > b ? o : b)}')
@@ -78,10 +80,10 @@ rule="|---|---:|---|---:|"
 echo "${BASELINE:+Baseline: $BASELINE}"
 echo "$header"
 echo "$rule"
-for isa in found avx2; do
+for isa in "${isas[@]}"; do
   row="| $isa | $(echo "${rates[$isa]}" | median_range) | ${probes[$isa]} | $(echo "${fractions[$isa]}" | median_range) |"
   [ -n "$BASELINE" ] && row="$row $(echo "${base_rates[$isa]}" | median_range) | $(echo "${ratios[$isa]}" | median_range) |"
   echo "$row"
 done
 echo
-for isa in found avx2; do echo "probe ($isa, last round):"; cat "$WORK/probe-$isa.txt"; echo; done
+for isa in "${isas[@]}"; do echo "probe ($isa, last round):"; cat "$WORK/probe-$isa.txt"; echo; done
