@@ -5,7 +5,7 @@
 # the fraction is (target tokens/s x FLOP per target token) / GEMM rate, against the best
 # of the BLAS and oneDNN rates. REPEATS alternated rounds; median and range.
 # BASELINE=DIR/nmt-train (a build of the previous commit) adds its tokens/s, trained right
-# after each of ours in the same round, and the ratio ours/baseline (median of the rounds).
+# after (odd rounds) or before (even rounds) each of ours, and the ratio ours/baseline (median of the rounds).
 # ISAS (default "found avx2") chooses the instruction sets.
 # Usage: bench/train_speed.sh [STEPS] [REPEATS] [PRESET]   (default 60 3 transformer)
 # Needs ../shared/data/multi30k (or MULTI30K) and a build. Records the CPU and OPENBLAS_CORETYPE;
@@ -57,13 +57,21 @@ declare -A rates fractions probes base_rates ratios
 for round in $(seq "$REPEATS"); do
   for isa in "${isas[@]}"; do
     read -r flop blas onednn < <(probe "$isa")
-    rate=$(train "$isa" "$round")
+    # The second run of a pair tends to be the faster here: who goes first alternates.
+    if [ -n "$BASELINE" ] && [ $((round % 2)) -eq 0 ]; then
+      base_rate=$(train "$isa" "baseline-$round" "$BASELINE")
+      rate=$(train "$isa" "$round")
+    elif [ -n "$BASELINE" ]; then
+      rate=$(train "$isa" "$round")
+      base_rate=$(train "$isa" "baseline-$round" "$BASELINE")
+    else
+      rate=$(train "$isa" "$round")
+    fi
     best=$(awk -v b="$blas" -v o="${onednn:-0}" 'BEGIN {print (o > b ? o : b)}')
     rates[$isa]+="$rate "
     fractions[$isa]+="$(awk -v r="$rate" -v f="$flop" -v g="$best" 'BEGIN {printf "%.3f", r * f / (g * 1e9)}') "
     probes[$isa]+="$blas/$onednn "
     if [ -n "$BASELINE" ]; then
-      base_rate=$(train "$isa" "baseline-$round" "$BASELINE")
       base_rates[$isa]+="$base_rate "
       ratios[$isa]+="$(awk -v r="$rate" -v b="$base_rate" 'BEGIN {printf "%.3f", r / b}') "
     fi
