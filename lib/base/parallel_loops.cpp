@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <vector>
@@ -20,6 +21,10 @@ int parallel_loop_threads() {
     if (begin < end) ran[static_cast<size_t>(at::get_thread_num())] = 1;
   });
   return std::accumulate(ran.begin(), ran.end(), 0);
+}
+
+int64_t items_per_task(int64_t item_elements) {
+  return std::max<int64_t>(1, 16384 / std::max<int64_t>(1, item_elements));
 }
 
 }  // namespace nmt

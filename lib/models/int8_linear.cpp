@@ -9,6 +9,7 @@
 
 #include "nmt/base/cpu_features.h"
 #include "nmt/base/error.h"
+#include "nmt/base/parallel_loops.h"
 #include "onednn_functions.h"
 
 namespace nmt {
@@ -28,12 +29,6 @@ GemmU8Function gemm_u8() {
 
 // Inputs are quantized onto -127..127 and stored shifted by this, as u8.
 constexpr int kInputShift = 128;
-
-// Rows per parallel task for passes over rows of `row_elements`: about 16k elements each,
-// so that small calls stay on one thread and large ones spread over all of them.
-int64_t rows_per_task(int64_t row_elements) {
-  return std::max<int64_t>(1, 16384 / std::max<int64_t>(1, row_elements));
-}
 
 // Symmetric scale of each row of x [rows, in] onto -levels..levels: max|x| / levels
 // (1 for a zero row).
@@ -109,7 +104,7 @@ torch::Tensor int8_linear(const torch::Tensor& x, const Int8Weight& weight, cons
   if (rows == 0) return y;
   auto quantized = torch::empty({rows, in}, a.options().dtype(torch::kByte));
   auto row_scales = torch::empty({rows}, a.options());
-  at::parallel_for(0, rows, rows_per_task(in), [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, rows, items_per_task(in), [&](int64_t begin, int64_t end) {
     quantize_rows(a.data_ptr<float>(), in, begin, end, quantized.data_ptr<std::uint8_t>(), row_scales.data_ptr<float>());
   });
   auto sums = torch::empty({rows, out}, a.options().dtype(torch::kInt));
@@ -121,7 +116,7 @@ torch::Tensor int8_linear(const torch::Tensor& x, const Int8Weight& weight, cons
     throw Error("oneDNN int8 GEMM failed with status " + std::to_string(static_cast<int>(status)));
   const auto& column_scales = weight.scales;
   const auto fp32_bias = bias.defined() ? bias.to(torch::kFloat).contiguous() : torch::zeros({out}, a.options());
-  at::parallel_for(0, rows, rows_per_task(out), [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, rows, items_per_task(out), [&](int64_t begin, int64_t end) {
     dequantize(sums.data_ptr<std::int32_t>(), weight.compensation.data_ptr<std::int32_t>(),
                row_scales.data_ptr<float>(), column_scales.data_ptr<float>(),
                fp32_bias.data_ptr<float>(), begin, end, out, y.data_ptr<float>());

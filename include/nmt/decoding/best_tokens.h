@@ -2,7 +2,7 @@
 // A step's best continuations per row, read from the model's scores without writing the
 // [rows, V] log-softmax: per row one pass finds the largest value and the k best allowed
 // tokens (a vector compare against the k-th best, rare insertions), and one pass sums
-// the exponentials; only the k chosen values become log-probs. 
+// the exponentials; only the k chosen values become log-probs.
 #include <torch/types.h>
 
 #include <cstdint>

@@ -23,7 +23,6 @@ class NextTokenScores {
   bool normalised() const { return normalised_; }
   /// [B, V] log-softmax of values() (values() itself when normalised()).
   torch::Tensor log_probs() const;
-  bool defined() const { return values_.defined(); }
 
  private:
   NextTokenScores(torch::Tensor values, bool normalised) : values_(std::move(values)), normalised_(normalised) {}

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "nmt/base/cpu_features.h"
+#include "nmt/base/parallel_loops.h"
 #include "nmt/base/vector_math.h"
 
 namespace nmt {
@@ -113,8 +114,7 @@ SingleQueryAttention single_query_attention(const torch::Tensor& query, const Ke
   float* context = result.context.data_ptr<float>();
   float* weights = result.weights.data_ptr<float>();
   // Work per item is small (length * dk multiply-adds twice): hand out chunks.
-  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, length * dk));
-  at::parallel_for(0, query_rows * heads, grain, [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, query_rows * heads, items_per_task(length * dk), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t b = i / heads, h = i % heads;
       const float* row_bias = bias_data ? bias_data + rows.at(b, 0) * bias_stride : nullptr;
