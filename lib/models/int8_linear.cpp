@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "nmt/base/cpu_features.h"
 #include "nmt/base/error.h"
@@ -64,16 +65,23 @@ void quantize_rows(const float* x, int64_t in, int64_t begin, int64_t end, std::
   }
 }
 
-// result[r, c] = (sums[r, c] - compensation[c]) * row_scale[r] * column_scale[c] + bias[c]:
-// one pass over the widest tensor of the step ([rows, 8000] for the output projection).
+// sums[r, c] -> (sums[r, c] - compensation[c]) * row_scale[r] * column_scale[c] + bias[c]
+// (bias may be null), in place: the float result overwrites the int32 sum it came from, so
+// the widest tensor of the step ([rows, 8000] for the output projection) is read and
+// written once and no second buffer of its size is touched. The sums are read through
+// memcpy: the buffer is only ever accessed as float here.
 NMT_X86_CLONES("avx512f", "avx2", "default")
-void dequantize(const std::int32_t* sums, const std::int32_t* compensation, const float* row_scale,
-                const float* column_scale, const float* bias, int64_t begin, int64_t end, int64_t out, float* result) {
+void dequantize_in_place(float* sums, const std::int32_t* compensation, const float* row_scale,
+                         const float* column_scale, const float* bias, int64_t begin, int64_t end, int64_t out) {
+  static_assert(sizeof(float) == sizeof(std::int32_t), "int32 sums become floats in place");
   for (int64_t r = begin; r < end; ++r) {
     const float scale = row_scale[r];
-    for (int64_t c = 0; c < out; ++c)
-      result[r * out + c] =
-          static_cast<float>(sums[r * out + c] - compensation[c]) * scale * column_scale[c] + bias[c];
+    float* row = sums + r * out;
+    for (int64_t c = 0; c < out; ++c) {
+      std::int32_t sum;
+      std::memcpy(&sum, row + c, sizeof sum);
+      row[c] = static_cast<float>(sum - compensation[c]) * scale * column_scale[c] + (bias ? bias[c] : 0.0f);
+    }
   }
 }
 
@@ -100,6 +108,7 @@ torch::Tensor int8_linear(const torch::Tensor& x, const Int8Weight& weight, cons
   if (weight.values.size(1) != in)
     throw Error("int8_linear: input has " + std::to_string(in) + " features, weight expects " +
                 std::to_string(weight.values.size(1)));
+  // The GEMM's int32 sums, then (in place) the fp32 result.
   auto y = torch::empty({rows, out}, a.options());
   if (rows == 0) return y;
   auto quantized = torch::empty({rows, in}, a.options().dtype(torch::kByte));
@@ -107,19 +116,18 @@ torch::Tensor int8_linear(const torch::Tensor& x, const Int8Weight& weight, cons
   at::parallel_for(0, rows, items_per_task(in), [&](int64_t begin, int64_t end) {
     quantize_rows(a.data_ptr<float>(), in, begin, end, quantized.data_ptr<std::uint8_t>(), row_scales.data_ptr<float>());
   });
-  auto sums = torch::empty({rows, out}, a.options().dtype(torch::kInt));
   const std::int32_t no_offset = 0;
   const auto* weight_data = weight.values.data_ptr<std::int8_t>();
-  const dnnl_status_t status = gemm_u8()('N', 'T', 'F', rows, out, in, 1.0f, quantized.data_ptr<std::uint8_t>(), in,
-                                         0, weight_data, in, 0, 0.0f, sums.data_ptr<std::int32_t>(), out, &no_offset);
+  const dnnl_status_t status =
+      gemm_u8()('N', 'T', 'F', rows, out, in, 1.0f, quantized.data_ptr<std::uint8_t>(), in, 0, weight_data, in, 0,
+                0.0f, reinterpret_cast<std::int32_t*>(y.data_ptr<float>()), out, &no_offset);
   if (status != dnnl_success)
     throw Error("oneDNN int8 GEMM failed with status " + std::to_string(static_cast<int>(status)));
-  const auto& column_scales = weight.scales;
-  const auto fp32_bias = bias.defined() ? bias.to(torch::kFloat).contiguous() : torch::zeros({out}, a.options());
+  const auto fp32_bias = bias.defined() ? bias.to(torch::kFloat).contiguous() : torch::Tensor();
+  const float* bias_data = fp32_bias.defined() ? fp32_bias.data_ptr<float>() : nullptr;
   at::parallel_for(0, rows, items_per_task(out), [&](int64_t begin, int64_t end) {
-    dequantize(sums.data_ptr<std::int32_t>(), weight.compensation.data_ptr<std::int32_t>(),
-               row_scales.data_ptr<float>(), column_scales.data_ptr<float>(),
-               fp32_bias.data_ptr<float>(), begin, end, out, y.data_ptr<float>());
+    dequantize_in_place(y.data_ptr<float>(), weight.compensation.data_ptr<std::int32_t>(), row_scales.data_ptr<float>(),
+                        weight.scales.data_ptr<float>(), bias_data, begin, end, out);
   });
   return y;
 }

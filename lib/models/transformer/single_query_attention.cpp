@@ -13,17 +13,24 @@
 namespace nmt {
 namespace {
 
-// Eight independent partial sums: the compiler may vectorise them without reassociating
-// a single float accumulator (which it must not do without -ffast-math).
-inline __attribute__((always_inline)) float dot(const float* a, const float* b, int64_t n) {
-  float partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+// Dot products of q with `Keys` keys of length n. Eight partial sums per key: the compiler
+// may vectorise them without reassociating a single float accumulator (which it must not
+// do without -ffast-math); each key's sum is formed in the same order whatever `Keys` is,
+// so grouping keys changes no result. Several keys at once keep independent additions in
+// flight instead of waiting on one accumulator.
+template <int Keys>
+inline __attribute__((always_inline)) void dots(const float* q, const float* const* keys, int64_t n, float* sums) {
+  float partial[Keys][8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; ++j) partial[j] += a[i + j] * b[i + j];
-  float sum = 0;
-  for (; i < n; ++i) sum += a[i] * b[i];
-  for (float p : partial) sum += p;
-  return sum;
+    for (int k = 0; k < Keys; ++k)
+      for (int j = 0; j < 8; ++j) partial[k][j] += q[i + j] * keys[k][i + j];
+  for (int k = 0; k < Keys; ++k) {
+    float sum = 0;
+    for (int64_t tail = i; tail < n; ++tail) sum += q[tail] * keys[k][tail];
+    for (float p : partial[k]) sum += p;
+    sums[k] = sum;
+  }
 }
 
 // Element strides of a [B, H, T, dk] tensor, and its data.
@@ -52,26 +59,84 @@ struct RowLookup {
   }
 };
 
-// One (row, head): scores into `weights`, softmax in place, weighted values into `out`.
-// Cloned for AVX2 (chosen at load time): the same operations in the same order, eight
-// lanes at once; no FMA, so results are bit-identical to the default build's.
-NMT_X86_CLONES("avx2", "default") void attend_one(const float* q, const View4& keys, const View4& values, const RowLookup& rows,
-                const float* bias, int64_t b, int64_t h, int64_t length, int64_t dk, float scale,
-                float* weights, float* out) {
+constexpr int kKeysAtOnce = 4;
+
+// Scores of one (row, head) into `weights` (bias added), returning their maximum.
+inline __attribute__((always_inline)) float scores(const float* q, const View4& keys, const RowLookup& rows,
+                                                   const float* bias, int64_t b, int64_t h, int64_t length,
+                                                   int64_t dk, float scale, float* weights) {
   float max_score = -INFINITY;
-  for (int64_t t = 0; t < length; ++t) {
-    const float score = dot(q, keys.at(rows.at(b, t), h, t), dk) * scale;
+  auto keep = [&](int64_t t, float dot_product) {
+    const float score = dot_product * scale;
     weights[t] = bias != nullptr ? bias[t] + score : score;
     max_score = std::max(max_score, weights[t]);
+  };
+  int64_t t = 0;
+  for (; t + kKeysAtOnce <= length; t += kKeysAtOnce) {
+    const float* group[kKeysAtOnce];
+    for (int k = 0; k < kKeysAtOnce; ++k) group[k] = keys.at(rows.at(b, t + k), h, t + k);
+    float sums[kKeysAtOnce];
+    dots<kKeysAtOnce>(q, group, dk, sums);
+    for (int k = 0; k < kKeysAtOnce; ++k) keep(t + k, sums[k]);
   }
+  for (; t < length; ++t) {
+    const float* key = keys.at(rows.at(b, t), h, t);
+    float sum;
+    dots<1>(q, &key, dk, &sum);
+    keep(t, sum);
+  }
+  return max_score;
+}
+
+// out = sum over t of weights[t] * value t. With the width known at compile time (Dk > 0)
+// the sums stay in registers across positions instead of going through `out`, which the
+// compiler must assume may alias the values. Same additions in the same order either way.
+template <int64_t Dk>
+inline __attribute__((always_inline)) void weighted_values(const View4& values, const RowLookup& rows,
+                                                           const float* weights, int64_t b, int64_t h,
+                                                           int64_t length, int64_t dk, float* out) {
+  if constexpr (Dk > 0) {
+    float sum[Dk] = {};
+    for (int64_t t = 0; t < length; ++t) {
+      const float w = weights[t];
+      const float* v = values.at(rows.at(b, t), h, t);
+      for (int64_t d = 0; d < Dk; ++d) sum[d] += w * v[d];
+    }
+    std::copy(sum, sum + Dk, out);
+  } else {
+    std::fill(out, out + dk, 0.0f);
+    for (int64_t t = 0; t < length; ++t) {
+      const float w = weights[t];
+      const float* v = values.at(rows.at(b, t), h, t);
+      for (int64_t d = 0; d < dk; ++d) out[d] += w * v[d];
+    }
+  }
+}
+
+// One (row, head): scores into `weights`, softmax in place, weighted values into `out`.
+template <int64_t Dk>
+inline __attribute__((always_inline)) void attend(const float* q, const View4& keys, const View4& values,
+                                                  const RowLookup& rows, const float* bias, int64_t b, int64_t h,
+                                                  int64_t length, int64_t dk, float scale, float* weights, float* out) {
+  const float max_score = scores(q, keys, rows, bias, b, h, length, dk, scale, weights);
   const float total = exp_in_place(weights, length, max_score);
   for (int64_t t = 0; t < length; ++t) weights[t] /= total;
-  std::fill(out, out + dk, 0.0f);
-  for (int64_t t = 0; t < length; ++t) {
-    const float w = weights[t];
-    const float* v = values.at(rows.at(b, t), h, t);
-    for (int64_t d = 0; d < dk; ++d) out[d] += w * v[d];
-  }
+  weighted_values<Dk>(values, rows, weights, b, h, length, dk, out);
+}
+
+// The kernel for heads of 64 (d_model 256 or 512 with 4 or 8 heads) and for any width.
+// Cloned for AVX2 (chosen at load time): the same operations in the same order, eight
+// lanes at once; no FMA, so results are bit-identical to the default build's.
+NMT_X86_CLONES("avx2", "default")
+void attend_one_64(const float* q, const View4& keys, const View4& values, const RowLookup& rows,
+                   const float* bias, int64_t b, int64_t h, int64_t length, float scale, float* weights, float* out) {
+  attend<64>(q, keys, values, rows, bias, b, h, length, 64, scale, weights, out);
+}
+
+NMT_X86_CLONES("avx2", "default")
+void attend_one(const float* q, const View4& keys, const View4& values, const RowLookup& rows, const float* bias,
+                int64_t b, int64_t h, int64_t length, int64_t dk, float scale, float* weights, float* out) {
+  attend<0>(q, keys, values, rows, bias, b, h, length, dk, scale, weights, out);
 }
 
 }  // namespace
@@ -118,8 +183,12 @@ SingleQueryAttention single_query_attention(const torch::Tensor& query, const Ke
     for (int64_t i = begin; i < end; ++i) {
       const int64_t b = i / heads, h = i % heads;
       const float* row_bias = bias_data ? bias_data + rows.at(b, 0) * bias_stride : nullptr;
-      attend_one(q.at(b, h), keys, values, rows, row_bias, b, h, length, dk,
-                 static_cast<float>(scale), weights + i * length, context + b * heads * dk + h * dk);
+      float* row_weights = weights + i * length;
+      float* out = context + b * heads * dk + h * dk;
+      if (dk == 64)
+        attend_one_64(q.at(b, h), keys, values, rows, row_bias, b, h, length, static_cast<float>(scale), row_weights, out);
+      else
+        attend_one(q.at(b, h), keys, values, rows, row_bias, b, h, length, dk, static_cast<float>(scale), row_weights, out);
     }
   });
   return result;
