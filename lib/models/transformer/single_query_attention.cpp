@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "nmt/base/cpu_features.h"
 #include "nmt/base/parallel_loops.h"
@@ -13,22 +14,37 @@
 namespace nmt {
 namespace {
 
-// Dot products of q with `Keys` keys of length n. Eight partial sums per key: the compiler
-// may vectorise them without reassociating a single float accumulator (which it must not
-// do without -ffast-math); each key's sum is formed in the same order whatever `Keys` is,
-// so grouping keys changes no result. Several keys at once keep independent additions in
-// flight instead of waiting on one accumulator.
+// Eight floats as one value (GCC's vector extension): what an AVX2 register holds, two
+// SSE or NEON registers elsewhere. Written out because, left to itself, the compiler kept
+// arrays of partial sums in memory or interchanged the loops into scalar code.
+typedef float Lanes __attribute__((vector_size(8 * sizeof(float))));
+constexpr int64_t kLanes = 8;
+
+// (An out-parameter: returning a vector type from a function of the default clone would
+// change its ABI, GCC warns, even where the function is always inlined.)
+inline __attribute__((always_inline)) void load_lanes(Lanes& v, const float* p) { std::memcpy(&v, p, sizeof v); }
+
+// Dot products of q with `Keys` keys of length n. Eight partial sums per key (lane j sums
+// the products at positions = j mod 8), then added in lane order after the tail: the same
+// additions in the same order whatever `Keys` is, without reassociating one accumulator
+// (which the compiler must not do without -ffast-math). Several keys at once keep
+// independent additions in flight instead of waiting on one accumulator.
 template <int Keys>
 inline __attribute__((always_inline)) void dots(const float* q, const float* const* keys, int64_t n, float* sums) {
-  float partial[Keys][8] = {};
+  Lanes partial[Keys] = {};
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < Keys; ++k)
-      for (int j = 0; j < 8; ++j) partial[k][j] += q[i + j] * keys[k][i + j];
+  for (; i + kLanes <= n; i += kLanes) {
+    Lanes query, key;
+    load_lanes(query, q + i);
+    for (int k = 0; k < Keys; ++k) {
+      load_lanes(key, keys[k] + i);
+      partial[k] += query * key;
+    }
+  }
   for (int k = 0; k < Keys; ++k) {
     float sum = 0;
     for (int64_t tail = i; tail < n; ++tail) sum += q[tail] * keys[k][tail];
-    for (float p : partial[k]) sum += p;
+    for (int64_t j = 0; j < kLanes; ++j) sum += partial[k][j];
     sums[k] = sum;
   }
 }
@@ -96,13 +112,18 @@ inline __attribute__((always_inline)) void weighted_values(const View4& values, 
                                                            const float* weights, int64_t b, int64_t h,
                                                            int64_t length, int64_t dk, float* out) {
   if constexpr (Dk > 0) {
-    float sum[Dk] = {};
+    static_assert(Dk % kLanes == 0, "whole lanes");
+    Lanes sum[Dk / kLanes] = {};
     for (int64_t t = 0; t < length; ++t) {
       const float w = weights[t];
       const float* v = values.at(rows.at(b, t), h, t);
-      for (int64_t d = 0; d < Dk; ++d) sum[d] += w * v[d];
+      for (int64_t j = 0; j < Dk / kLanes; ++j) {
+        Lanes value;
+        load_lanes(value, v + j * kLanes);
+        sum[j] += w * value;
+      }
     }
-    std::copy(sum, sum + Dk, out);
+    std::memcpy(out, sum, sizeof sum);
   } else {
     std::fill(out, out + dk, 0.0f);
     for (int64_t t = 0; t < length; ++t) {
