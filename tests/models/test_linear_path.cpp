@@ -14,6 +14,7 @@
 #include "nmt/models/linear.h"
 #include "nmt/models/registry.h"
 #include "support/small_transformer.h"
+#include "support/precision_here.h"
 
 using namespace nmt;
 
@@ -35,10 +36,7 @@ bool has_line(const std::vector<std::string>& lines, const std::string& text) {
 TEST_CASE("a model converted for inference runs one path in every layer and says so", "[precision][linear_path]") {
   const auto precision = GENERATE(Precision::fp32, Precision::bf16, Precision::int8);
   INFO(precision_name(precision));
-  if (!precision_supported(precision, torch::kCPU)) {
-    WARN(precision_name(precision) << " not checked: this CPU or LibTorch cannot run it");
-    return;
-  }
+  if (!test::runs_here(precision)) return;
   torch::manual_seed(1);
   auto model = build_model(test::small_transformer(GENERATE(true, false)));
   CHECK(model->linear_path() == LinearPath::fp32_torch);  // as built
@@ -88,10 +86,7 @@ TEST_CASE("nmt::Linear starts from torch::nn::Linear's weights under its names",
 }
 
 TEST_CASE("an int8 layer holds its quantized weight and scales, and no fp32 weight", "[precision][int8][linear_path]") {
-  if (!precision_supported(Precision::int8, torch::kCPU)) {
-    WARN("int8 not checked: this CPU or LibTorch cannot run it");
-    return;
-  }
+  if (!test::runs_here(Precision::int8)) return;
   torch::manual_seed(2);
   Linear layer(16, 8);
   const auto fp32 = layer->weight.detach().clone();
@@ -113,10 +108,7 @@ TEST_CASE("an int8 layer holds its quantized weight and scales, and no fp32 weig
 }
 
 TEST_CASE("an int8 Transformer keeps no fp32 Linear weight among its parameters", "[precision][int8][linear_path]") {
-  if (!precision_supported(Precision::int8, torch::kCPU)) {
-    WARN("int8 not checked: this CPU or LibTorch cannot run it");
-    return;
-  }
+  if (!test::runs_here(Precision::int8)) return;
   const bool tied = GENERATE(true, false);
   INFO("tie_output " << tied);
   auto model = build_model(test::small_transformer(tied));

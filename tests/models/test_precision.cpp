@@ -9,6 +9,7 @@
 #include "nmt/models/registry.h"
 #include "nmt/models/transformer/transformer.h"
 #include "support/small_transformer.h"
+#include "support/precision_here.h"
 
 using namespace nmt;
 
@@ -48,11 +49,7 @@ TEST_CASE("precision names parse and unknown ones are refused", "[precision]") {
 }
 
 TEST_CASE("bf16 inference converts the Transformer once and stays close to fp32", "[precision]") {
-  if (!precision_supported(Precision::bf16, torch::kCPU)) {
-    CHECK_THROWS_WITH(require_precision_support(Precision::bf16, torch::kCPU), Catch::Contains("bf16 needs"));
-    WARN("bf16 not checked further: this CPU or LibTorch cannot run it");
-    return;
-  }
+  if (!test::runs_here(Precision::bf16)) return;
   torch::manual_seed(11);
   auto model = build_model(test::small_transformer());
   model->eval();
@@ -80,11 +77,7 @@ TEST_CASE("bf16 inference converts the Transformer once and stays close to fp32"
 }
 
 TEST_CASE("int8 inference quantizes the Transformer once and stays near fp32", "[precision]") {
-  if (!precision_supported(Precision::int8, torch::kCPU)) {
-    CHECK_THROWS_WITH(require_precision_support(Precision::int8, torch::kCPU), Catch::Contains("int8 needs"));
-    WARN("int8 not checked further: this CPU or LibTorch cannot run it");
-    return;
-  }
+  if (!test::runs_here(Precision::int8)) return;
   torch::manual_seed(11);
   auto model = build_model(test::small_transformer());
   model->eval();
@@ -111,11 +104,7 @@ TEST_CASE("bf16 and int8 inference are refused for the RNN families", "[precisio
 
 TEST_CASE("mixed-precision training keeps fp32 weights and gradients near fp32, in every family",
           "[precision]") {
-  if (!precision_supported(Precision::bf16, torch::kCPU)) {
-    CHECK_THROWS_WITH(require_precision_support(Precision::bf16, torch::kCPU), Catch::Contains("bf16 needs"));
-    WARN("bf16 not checked further: this CPU or LibTorch cannot run it");
-    return;
-  }
+  if (!test::runs_here(Precision::bf16)) return;
   const std::string arch = GENERATE(as<std::string>{}, "transformer", "attention", "gru");
   INFO(arch);
   torch::manual_seed(12);
