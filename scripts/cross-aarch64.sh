@@ -13,9 +13,9 @@
 # Then bin/nmt_tests runs under `qemu-aarch64 -L sysroot` with the given Catch2 test spec.
 # Default: every test but those that start another arm64 program, which qemu-user cannot do
 # without binfmt_misc (the distributed ranks, nmt-train killed and resumed; the shell tests
-# of the tools are not run for the same reason) and the [slow] ones (a model trained to
-# align, ~3 minutes natively, hours emulated). Emulated, the rest takes ~30 minutes on 2
-# cores; nothing here measures speed.
+# of the tools are not run for the same reason) and the [slow] one (a model trained to
+# align: ~3 minutes natively, hours emulated). On 2 cores the first build takes ~20 minutes
+# and the emulated tests ~7; nothing here measures speed.
 #
 # Needs (apt-get install): g++-aarch64-linux-gnu qemu-user cmake, and network access to
 # the Debian mirror of /etc/apt/sources.list(.d).
