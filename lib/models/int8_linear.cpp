@@ -31,11 +31,18 @@ GemmU8Function gemm_u8() {
 // Inputs are quantized onto -127..127 and stored shifted by this, as u8.
 constexpr int kInputShift = 128;
 
-// Symmetric scale of each row of x [rows, in] onto -levels..levels: max|x| / levels
-// (1 for a zero row).
-torch::Tensor row_scales(const torch::Tensor& x, int levels) {
-  const auto largest = x.abs().amax(1);
-  return torch::where(largest > 0, largest / static_cast<float>(levels), torch::ones_like(largest));
+// The symmetric scale of a row whose largest magnitude is `largest` onto -levels..levels
+// (1 for a zero row): the one rule for weights and inputs.
+inline float symmetric_scale(float largest, int levels) {
+  return largest > 0 ? largest / static_cast<float>(levels) : 1.0f;
+}
+
+// Symmetric scale of each row of a weight [rows, in], float32.
+torch::Tensor weight_row_scales(const torch::Tensor& weight, int levels) {
+  auto scales = weight.abs().amax(1).contiguous();
+  float* data = scales.data_ptr<float>();
+  for (int64_t r = 0; r < scales.numel(); ++r) data[r] = symmetric_scale(data[r], levels);
+  return scales;
 }
 
 // The weights' range. Without VNNI, oneDNN multiplies the u8 inputs by the weights with
@@ -58,7 +65,7 @@ void quantize_rows(const float* x, int64_t in, int64_t begin, int64_t end, std::
     float largest = 0;
     for (; c < in; ++c) largest = std::max(largest, std::fabs(row[c]));
     for (float p : partial) largest = std::max(largest, p);
-    const float scale = largest > 0 ? largest / 127.0f : 1.0f;
+    const float scale = symmetric_scale(largest, 127);
     scales[r] = scale;
     std::uint8_t* out = quantized + r * in;
     for (c = 0; c < in; ++c) out[c] = static_cast<std::uint8_t>(std::nearbyint(row[c] / scale) + kInputShift);
@@ -91,7 +98,7 @@ bool onednn_int8_gemm_available() { return gemm_u8() != nullptr; }
 
 Int8Weight quantize_weight_int8(const torch::Tensor& weight) {
   const auto w = weight.detach().to(torch::kFloat).contiguous();
-  const auto scales = row_scales(w, weight_levels()).to(torch::kDouble);
+  const auto scales = weight_row_scales(w, weight_levels()).to(torch::kDouble);
   const auto zero_points = torch::zeros({w.size(0)}, torch::kLong);
   // LibTorch's quantizer rounds; its values and scales are then kept as plain tensors.
   const auto quantized = torch::quantize_per_channel(w, scales, zero_points, 0, torch::kQInt8);
