@@ -24,26 +24,39 @@ NMT_X86_CLONES("avx512f", "avx2", "default") RowSums max_and_sum(const float* z,
   return s;
 }
 
-NMT_X86_CLONES("avx512f", "avx2", "default") float sum_exp(const float* z, int64_t n, float shift) {
+namespace {
+
+// The sum of exp(z - shift) over n values, kLanes partial sums then the tail, then the lanes
+// in order; with Write (z then points to writable memory) each exp also replaces its z.
+// One body for sum_exp and exp_in_place, inlined into each clone of both.
+template <bool Write, typename Values>
+inline __attribute__((always_inline)) float shifted_exp_sum(Values z, int64_t n, float shift) {
   float lane[kLanes] = {};
   int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) lane[k] += exp_approx(z[j + k] - shift);
+    for (int k = 0; k < kLanes; ++k) {
+      const float e = exp_approx(z[j + k] - shift);
+      if constexpr (Write) z[j + k] = e;
+      lane[k] += e;
+    }
   float total = 0;
-  for (; j < n; ++j) total += exp_approx(z[j] - shift);
+  for (; j < n; ++j) {
+    const float e = exp_approx(z[j] - shift);
+    if constexpr (Write) z[j] = e;
+    total += e;
+  }
   for (int k = 0; k < kLanes; ++k) total += lane[k];
   return total;
 }
 
+}  // namespace
+
+NMT_X86_CLONES("avx512f", "avx2", "default") float sum_exp(const float* z, int64_t n, float shift) {
+  return shifted_exp_sum<false>(z, n, shift);
+}
+
 NMT_X86_CLONES("avx512f", "avx2", "default") float exp_in_place(float* z, int64_t n, float shift) {
-  float lane[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) lane[k] += z[j + k] = exp_approx(z[j + k] - shift);
-  float total = 0;
-  for (; j < n; ++j) total += z[j] = exp_approx(z[j] - shift);
-  for (int k = 0; k < kLanes; ++k) total += lane[k];
-  return total;
+  return shifted_exp_sum<true>(z, n, shift);
 }
 
 }  // namespace nmt
