@@ -1,13 +1,15 @@
 // Attention takes one of two paths: decoding (no gradient, one query position per row)
 // runs its own kernel over the keys and values in place, read through the rows table;
-// everything else gathers the rows and multiplies with torch::matmul. Both must give the
-// same attention, for head widths the kernel special-cases (64) and others (20: a partial
-// block of 8), for lengths around its groups of 4 positions, and for every rows layout.
+// everything else gathers the rows and takes the batched products (attention_products.h).
+// Both must give the same attention, for head widths the kernel special-cases (64) and
+// others (20: a partial block of 8), for lengths around its groups of 4 positions, and for
+// every rows layout.
 #include <catch2/catch.hpp>
 
 #include <torch/torch.h>
 
 #include "nmt/models/transformer/multi_head_attention.h"
+#include "support/tensor_diff.h"
 
 namespace {
 
@@ -28,7 +30,7 @@ Paths both_paths(nmt::CrossAttention& attention, const torch::Tensor& x, const n
   return paths;
 }
 
-double max_diff(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
+using nmt::test::max_diff;
 
 }  // namespace
 

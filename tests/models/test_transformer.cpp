@@ -8,6 +8,7 @@
 
 #include "nmt/base/error.h"
 #include "nmt/models/transformer/transformer.h"
+#include "support/tensor_diff.h"
 
 using nmt::TransformerModel;
 
@@ -44,9 +45,7 @@ torch::Tensor ids(std::vector<std::vector<int64_t>> rows) {
 const auto kSource = [] { return ids({{5, 6, 7, 8, 3}, {9, 10, 3, 0, 0}}); };
 const auto kTarget = [] { return ids({{2, 11, 12, 13}, {2, 14, 15, 0}}); };
 
-double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a - b).abs().max().item<double>();
-}
+using nmt::test::max_diff;
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 
 #include "nmt/base/error.h"
 #include "nmt/models/dropout.h"
+#include "nmt/models/transformer/attention_products.h"
 #include "single_query_attention.h"
 
 namespace nmt {
@@ -85,16 +86,19 @@ AttentionOutput AttentionBase::attend(const torch::Tensor& query, const KeyValue
   }
   auto bias = shared_bias;
   const auto memory = gather_rows(shared, bias);
-  auto scores = torch::matmul(query, memory.keys.transpose(-2, -1));  // [B, H, Tq, Tk]
+  const bool batched = attention_products_apply(query, memory.keys, memory.values);
+  auto scores = batched ? attention_scores(query, memory.keys)
+                        : torch::matmul(query, memory.keys.transpose(-2, -1));  // [B, H, Tq, Tk]
   // One pass for both the 1/sqrt(dk) scale and the mask: bias + scale * scores.
   scores = bias.defined() ? torch::add(bias, scores, scale_) : scores.mul_(scale_);
   auto weights = torch::softmax(scores, -1);
   const bool drop = is_training() && dropout_ > 0;
-  auto context = torch::matmul(drop ? nmt::dropout(weights, dropout_, true) : weights,
-                               memory.values);
+  const auto kept = drop ? nmt::dropout(weights, dropout_, true) : weights;
+  auto context = batched ? attention_context(kept, memory.values) : torch::matmul(kept, memory.values);
   const auto batch = context.size(0);
   const auto length = context.size(2);
-  // [B, H, Tq, dk] -> [B, Tq, H, dk] -> [B, Tq, D]: the one copy merging heads needs.
+  // [B, H, Tq, dk] -> [B, Tq, H, dk] -> [B, Tq, D]: a copy after matmul, a view after
+  // attention_context (whose memory is [B, Tq, H, dk] already).
   auto merged = context.transpose(1, 2).reshape({batch, length, d_model_});
   return {output_(merged), weights};
 }

@@ -10,44 +10,12 @@
 #include "nmt/base/cpu_features.h"
 #include "nmt/base/parallel_loops.h"
 #include "nmt/base/vector_math.h"
+#include "lane_products.h"
 
 namespace nmt {
 namespace {
 
-// Eight floats as one value (GCC's vector extension): what an AVX2 register holds, two
-// SSE or NEON registers elsewhere. Written out because, left to itself, the compiler kept
-// arrays of partial sums in memory or interchanged the loops into scalar code.
-typedef float Lanes __attribute__((vector_size(8 * sizeof(float))));
-constexpr int64_t kLanes = 8;
-
-// (An out-parameter: returning a vector type from a function of the default clone would
-// change its ABI, GCC warns, even where the function is always inlined.)
-inline __attribute__((always_inline)) void load_lanes(Lanes& v, const float* p) { std::memcpy(&v, p, sizeof v); }
-
-// Dot products of q with `Keys` keys of length n. Eight partial sums per key (lane j sums
-// the products at positions = j mod 8), then added in lane order after the tail: the same
-// additions in the same order whatever `Keys` is, without reassociating one accumulator
-// (which the compiler must not do without -ffast-math). Several keys at once keep
-// independent additions in flight instead of waiting on one accumulator.
-template <int Keys>
-inline __attribute__((always_inline)) void dots(const float* q, const float* const* keys, int64_t n, float* sums) {
-  Lanes partial[Keys] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    Lanes query, key;
-    load_lanes(query, q + i);
-    for (int k = 0; k < Keys; ++k) {
-      load_lanes(key, keys[k] + i);
-      partial[k] += query * key;
-    }
-  }
-  for (int k = 0; k < Keys; ++k) {
-    float sum = 0;
-    for (int64_t tail = i; tail < n; ++tail) sum += q[tail] * keys[k][tail];
-    for (int64_t j = 0; j < kLanes; ++j) sum += partial[k][j];
-    sums[k] = sum;
-  }
-}
+using lanes::dots;
 
 // Element strides of a [B, H, T, dk] tensor, and its data.
 struct View4 {
@@ -104,36 +72,6 @@ inline __attribute__((always_inline)) float scores(const float* q, const View4& 
   return max_score;
 }
 
-// out = sum over t of weights[t] * value t. With the width known at compile time (Dk > 0)
-// the sums stay in registers across positions instead of going through `out`, which the
-// compiler must assume may alias the values. Same additions in the same order either way.
-template <int64_t Dk>
-inline __attribute__((always_inline)) void weighted_values(const View4& values, const RowLookup& rows,
-                                                           const float* weights, int64_t b, int64_t h,
-                                                           int64_t length, int64_t dk, float* out) {
-  if constexpr (Dk > 0) {
-    static_assert(Dk % kLanes == 0, "whole lanes");
-    Lanes sum[Dk / kLanes] = {};
-    for (int64_t t = 0; t < length; ++t) {
-      const float w = weights[t];
-      const float* v = values.at(rows.at(b, t), h, t);
-      for (int64_t j = 0; j < Dk / kLanes; ++j) {
-        Lanes value;
-        load_lanes(value, v + j * kLanes);
-        sum[j] += w * value;
-      }
-    }
-    std::memcpy(out, sum, sizeof sum);
-  } else {
-    std::fill(out, out + dk, 0.0f);
-    for (int64_t t = 0; t < length; ++t) {
-      const float w = weights[t];
-      const float* v = values.at(rows.at(b, t), h, t);
-      for (int64_t d = 0; d < dk; ++d) out[d] += w * v[d];
-    }
-  }
-}
-
 // One (row, head): scores into `weights`, softmax in place, weighted values into `out`.
 template <int64_t Dk>
 inline __attribute__((always_inline)) void attend(const float* q, const View4& keys, const View4& values,
@@ -142,7 +80,7 @@ inline __attribute__((always_inline)) void attend(const float* q, const View4& k
   const float max_score = scores(q, keys, rows, bias, b, h, length, dk, scale, weights);
   const float total = exp_in_place(weights, length, max_score);
   for (int64_t t = 0; t < length; ++t) weights[t] /= total;
-  weighted_values<Dk>(values, rows, weights, b, h, length, dk, out);
+  lanes::weighted_rows<Dk>([&](int64_t t) { return values.at(rows.at(b, t), h, t); }, weights, 1, length, dk, out);
 }
 
 // The kernel for heads of 64 (d_model 256 or 512 with 4 or 8 heads; dk must be 64) and for

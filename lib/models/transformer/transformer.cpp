@@ -149,7 +149,8 @@ std::vector<LayerComputation> TransformerModel::layer_computations() const {
   return {{"attention projections", path},
           {"feed-forward", computes_in_bf16(linear_path()) ? path + "; the hidden layer stays bf16" : path},
           {"output projection", output},
-          {"attention scores and context, embeddings, layer norms", "fp32, LibTorch"}};
+          {"attention scores and context", "fp32; on the CPU the library's loops over (row, head), else LibTorch"},
+          {"embeddings, layer norms", "fp32, LibTorch"}};
 }
 
 EncoderOutput TransformerModel::encode(const torch::Tensor& source) {
