@@ -30,9 +30,10 @@ done
 sysroot=$out/sysroot
 mkdir -p "$out"
 
-# The same libraries as scripts/install-deps.sh installs on x86.
-packages=(libtorch-dev libopenblas0-openmp libsentencepiece-dev catch2 libcli11-dev nlohmann-json3-dev
-          libgoogle-perftools-dev libgloo-dev libdnnl-dev zlib1g-dev libc6-dev libstdc++-12-dev libgomp1)
+# The same libraries as scripts/install-deps.sh installs on x86, plus the C and C++ runtimes
+# and headers that the cross compiler brings on x86 but a sysroot must hold.
+source scripts/library-packages.sh
+packages=("${library_packages[@]}" libc6-dev libstdc++-12-dev libgomp1)
 
 make_sysroot() {
   local apt_dir=$out/apt

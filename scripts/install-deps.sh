@@ -4,15 +4,11 @@
 # BLAS that libtorch-dev pulls in (measured: ~6 vs 60-90 GFLOP/s on a 1024x1024 matmul).
 set -euo pipefail
 
+source "$(dirname "$0")/library-packages.sh"
 packages=(
   cmake g++ make ccache
-  libtorch-dev libopenblas0-openmp
-  libsentencepiece-dev sentencepiece
-  libcli11-dev nlohmann-json3-dev catch2
-  libgoogle-perftools-dev
-  libgloo-dev
-  libdnnl-dev  # oneDNN's C header: the types of the GEMMs called directly (LibTorch loads the library)
-  zlib1g-dev  # CRC-32 of checkpoints
+  "${library_packages[@]}"
+  sentencepiece
   clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer with ASan/UBSan
   chromium time python3  # tests: HTML heatmap in a headless browser; bench: peak memory
   curl wrk  # tests: nmt-serve over HTTP; bench: bench/serve_load.sh
