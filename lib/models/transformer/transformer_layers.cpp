@@ -51,9 +51,13 @@ torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
   // On a bf16 path the widest activation stays bf16 between the two products: no casts
   // of it (each product returns its input's dtype).
   const auto input = computes_in_bf16(inner_->path()) ? x.to(torch::kBFloat16) : x;
-  // relu_ in place: its backward only needs the result, saving one [B, T, F] buffer.
-  auto hidden = inner_(input);
-  return outer_(hidden.relu_()).to(x.scalar_type());
+  // Without gradients relu_ in place spares a [B, T, F] buffer. With them, out of place:
+  // the product's result is a view of its 2-D GEMM output, and an in-place op on a view
+  // makes autograd's backward copy the whole gradient through the base (CopySlices, 1.5%
+  // of a training step). relu's backward keeps only its result either way.
+  const auto product = inner_(input);
+  const auto hidden = product.requires_grad() ? torch::relu(product) : product.relu_();
+  return outer_(hidden).to(x.scalar_type());
 }
 
 // --- ResidualBlock ----------------------------------------------------------
