@@ -95,3 +95,40 @@ TEST_CASE("attention's batched products refuse what they cannot read", "[transfo
   CHECK_THROWS_AS(nmt::attention_context(weights.narrow(3, 0, 4), keys), nmt::Error);  // Tk differs
   CHECK_THROWS_AS(nmt::attention_context(weights, keys.narrow(1, 0, 2)), nmt::Error);  // heads differ
 }
+
+TEST_CASE("attention's batched products handle empty sizes as torch::matmul does", "[transformer][attention]") {
+  const auto check = [](int64_t batch, int64_t query_length, int64_t key_length, int64_t dk) {
+    CAPTURE(batch, query_length, key_length, dk);
+    const auto query = torch::randn({batch, 2, query_length, dk});
+    const auto keys = torch::randn({batch, 2, key_length, dk});
+    const auto scores = nmt::attention_scores(query, keys);
+    CHECK(scores.sizes() == torch::IntArrayRef({batch, 2, query_length, key_length}));
+    CHECK(torch::equal(scores, torch::matmul(query, keys.transpose(-2, -1))));
+    const auto weights = torch::randn({batch, 2, query_length, key_length});
+    const auto context = nmt::attention_context(weights, keys);
+    CHECK(context.sizes() == torch::IntArrayRef({batch, 2, query_length, dk}));
+    CHECK(torch::equal(context, torch::matmul(weights, keys)));
+  };
+  check(0, 3, 4, 8);
+  check(2, 0, 4, 8);
+  check(2, 3, 0, 8);  // no keys: a context of zeros
+  check(2, 3, 4, 0);  // no width: scores of zeros
+}
+
+TEST_CASE("attention's batched products give only the gradients asked for, for any incoming gradient",
+          "[transformer][attention]") {
+  torch::manual_seed(6);
+  const auto query = torch::randn({2, 3, 4, 20});
+  const auto keys = torch::randn({2, 3, 5, 20}).requires_grad_();
+  const auto values = torch::randn({2, 3, 5, 20}).requires_grad_();
+  const auto keys_reference = keys.detach().clone().requires_grad_();
+  const auto values_reference = values.detach().clone().requires_grad_();
+  // sum(): the incoming gradient is one value expanded (all strides 0).
+  nmt::attention_context(torch::softmax(nmt::attention_scores(query, keys), -1), values).sum().backward();
+  torch::matmul(torch::softmax(torch::matmul(query, keys_reference.transpose(-2, -1)), -1), values_reference)
+      .sum()
+      .backward();
+  CHECK_FALSE(query.grad().defined());
+  CHECK(max_diff(keys.grad(), keys_reference.grad()) < 1e-4);
+  CHECK(max_diff(values.grad(), values_reference.grad()) < 1e-4);
+}

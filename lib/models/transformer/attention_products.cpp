@@ -76,6 +76,7 @@ torch::Tensor row_dots(const torch::Tensor& a_in, const torch::Tensor& b_in) {
   const auto a = with_unit_last_stride(a_in), b = with_unit_last_stride(b_in);
   const int64_t batch = a.size(0), heads = a.size(1), m = a.size(2), n = b.size(2), dk = a.size(3);
   auto out = torch::empty({batch, heads, m, n}, a.options());
+  if (out.numel() == 0 || dk == 0) return out.zero_();  // no slice to walk (null data pointers)
   const float* a_data = a.data_ptr<float>();
   const float* b_data = b.data_ptr<float>();
   float* out_data = out.data_ptr<float>();
@@ -93,6 +94,7 @@ torch::Tensor weighted_rows_product(const torch::Tensor& w, bool transposed, con
   const int64_t batch = b.size(0), heads = b.size(1), n = b.size(2), dk = b.size(3);
   const int64_t m = transposed ? w.size(3) : w.size(2);
   auto out = torch::empty({batch, m, heads, dk}, b.options());
+  if (out.numel() == 0 || n == 0) return out.zero_().permute({0, 2, 1, 3});  // nothing to walk, or sums of nothing
   const int64_t w_row = transposed ? w.stride(3) : w.stride(2), w_column = transposed ? w.stride(2) : w.stride(3);
   const float* w_data = w.data_ptr<float>();
   const float* b_data = b.data_ptr<float>();
@@ -170,10 +172,13 @@ torch::Tensor attention_scores(const torch::Tensor& query, const torch::Tensor& 
   return ScoresFunction::apply(query, keys);
 }
 
+bool attention_context_applies(const torch::Tensor& weights, const torch::Tensor& values) {
+  return plain_float(weights) && plain_float(values) && weights.size(0) == values.size(0) &&
+         weights.size(1) == values.size(1) && weights.size(3) == values.size(2);
+}
+
 torch::Tensor attention_context(const torch::Tensor& weights, const torch::Tensor& values) {
-  require_shapes(plain_float(weights) && plain_float(values) && weights.size(0) == values.size(0) &&
-              weights.size(1) == values.size(1) && weights.size(3) == values.size(2),
-          "weights and values", weights, values);
+  require_shapes(attention_context_applies(weights, values), "weights and values", weights, values);
   return ContextFunction::apply(weights, values);
 }
 

@@ -128,7 +128,8 @@ AttentionOutput AttentionBase::attend(const torch::Tensor& query, const KeyValue
   auto weights = torch::softmax(scores, -1);
   const bool drop = is_training() && dropout_ > 0;
   const auto kept = drop ? nmt::dropout(weights, dropout_, true) : weights;
-  auto context = batched ? attention_context(kept, memory.values) : torch::matmul(kept, memory.values);
+  auto context = batched && attention_context_applies(kept, memory.values) ? attention_context(kept, memory.values)
+                                                                           : torch::matmul(kept, memory.values);
   const auto batch = context.size(0);
   const auto length = context.size(2);
   // [B, H, Tq, dk] -> [B, Tq, H, dk] -> [B, Tq, D]: a copy after matmul, a view after

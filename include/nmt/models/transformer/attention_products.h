@@ -26,4 +26,9 @@ torch::Tensor attention_context(const torch::Tensor& weights, const torch::Tenso
 /// Otherwise the caller uses torch::matmul.
 bool attention_products_apply(const torch::Tensor& query, const torch::Tensor& keys, const torch::Tensor& values);
 
+/// Whether attention_context takes these weights (float32 on the CPU, [B, H, Tq, Tk], the
+/// last stride 1) with these values: a bias that broadcast the scores to more rows than
+/// the values have, or to another dtype, leaves them to torch::matmul.
+bool attention_context_applies(const torch::Tensor& weights, const torch::Tensor& values);
+
 }  // namespace nmt
