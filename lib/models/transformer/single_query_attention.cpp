@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "nmt/base/cpu_features.h"
 #include "nmt/base/parallel_loops.h"
