@@ -53,7 +53,4 @@ void sum_gradients(Run& run) {
   run.group->sum(gradients);
 }
 
-// One update over this rank's share of the batches (`accumulate` per rank); returns the
-// loss and target tokens summed over all ranks. Each rank divides by the global token
-
 }  // namespace nmt::training_run

@@ -2,8 +2,6 @@
 // The state of one nmt-train run, shared by the files of the trainer: run_setup.cpp
 // (fresh start, resume, data, checkpoints), rank_sync.cpp (what data-parallel ranks
 // exchange) and trainer.cpp (the loop). Private to lib/training/.
-#include <torch/optim/adam.h>
-
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +17,7 @@
 #include "nmt/text/prepared_corpus.h"
 #include "nmt/text/tokenizer.h"
 #include "nmt/training/distributed.h"
+#include "nmt/training/fused_adam.h"
 #include "nmt/training/schedule.h"
 #include "nmt/training/trainer.h"
 #include "nmt/training/training_log.h"
@@ -47,7 +46,7 @@ struct Run {
   std::shared_ptr<const PreparedCorpus> train;  // read in place, never loaded
   ValidationSet valid;
   ModelPtr model;
-  std::unique_ptr<torch::optim::Adam> optimizer;
+  std::unique_ptr<FusedAdam> optimizer;
   std::unique_ptr<LearningRateSchedule> schedule;
   Progress progress;
   std::unique_ptr<TrainingLog> log;

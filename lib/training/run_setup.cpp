@@ -113,7 +113,7 @@ std::string read_stored_string(torch::serialize::InputArchive& archive, const st
 
 void make_optimizer(Run& run) {
   const auto& t = run.config.train;
-  run.optimizer = std::make_unique<torch::optim::Adam>(
+  run.optimizer = std::make_unique<FusedAdam>(
       run.model->parameters(), torch::optim::AdamOptions(t.learning_rate)
                                    .betas({t.adam_beta1, t.adam_beta2})
                                    .eps(t.adam_eps)

@@ -1,6 +1,5 @@
 #include "nmt/training/trainer.h"
 
-#include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adam.h>
 
 #include <csignal>
@@ -52,6 +51,8 @@ void set_learning_rate(torch::optim::Adam& optimizer, double rate) {
     static_cast<torch::optim::AdamOptions&>(group.options()).lr(rate);
 }
 
+// One update over this rank's share of the batches (`accumulate` per rank); returns the
+// loss and target tokens summed over all ranks. Each rank divides by the global token
 // count, so the summed gradients equal one process training on all the batches.
 std::pair<double, int64_t> update(Run& run, const std::vector<Batch>& batches) {
   int64_t local_tokens = 0;
@@ -71,11 +72,11 @@ std::pair<double, int64_t> update(Run& run, const std::vector<Batch>& batches) {
                 std::to_string(run.progress.step + 1) +
                 "; lower train.learning_rate or raise train.warmup_steps (last.pt keeps the last good state)");
   sum_gradients(run);
-  if (run.config.train.clip_norm > 0)
-    torch::nn::utils::clip_grad_norm_(run.model->parameters(), run.config.train.clip_norm);
+  const auto parameters = run.model->parameters();
+  const double clip_norm = run.config.train.clip_norm;
   set_learning_rate(*run.optimizer, run.schedule->rate(run.progress.step + 1));
-  run.optimizer->step();
-  run.optimizer->zero_grad();
+  run.optimizer->update(clip_norm > 0 ? clipping_factor(parameters, clip_norm) : 1.0);
+  release_gradients(parameters);
   ++run.progress.step;
   return {loss_sum, tokens};
 }

@@ -1,0 +1,32 @@
+#include "adam_elements.h"
+
+#include <cmath>
+
+#include "nmt/base/cpu_features.h"
+
+#ifndef __NO_MATH_ERRNO__
+#error "adam_elements.cpp must be compiled with -fno-math-errno (CMakeLists.txt): sqrt would stay scalar"
+#endif
+
+namespace nmt {
+
+// Clones per instruction set: with no fused multiply-adds (-ffp-contract=off) and IEEE
+// square root and division, every clone gives the same bits; wider vectors only go faster.
+NMT_X86_CLONES("avx512f", "avx2", "default")
+void adam_elements(float* __restrict__ parameter, const float* __restrict__ gradient, float* __restrict__ exp_avg,
+                   float* __restrict__ exp_avg_sq, int64_t n, const AdamCoefficients& c) {
+  const AdamCoefficients k = c;  // a local copy: the stores below cannot change it
+  const bool decays = k.weight_decay != 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    float g = gradient[i] * k.gradient_scale;
+    if (decays) g = g + k.weight_decay * parameter[i];
+    const float m = exp_avg[i] * k.beta1 + k.one_minus_beta1 * g;
+    const float v = exp_avg_sq[i] * k.beta2 + k.one_minus_beta2 * g * g;
+    exp_avg[i] = m;
+    exp_avg_sq[i] = v;
+    const float denom = std::sqrt(v) / k.sqrt_bias_correction2 + k.eps;
+    parameter[i] = parameter[i] + k.negative_step_size * m / denom;
+  }
+}
+
+}  // namespace nmt
