@@ -103,6 +103,9 @@ void FusedAdam::one_pass_update(torch::Tensor& parameter, const torch::optim::Ad
   at::parallel_for(0, parameter.numel(), items_per_task(1), [&](int64_t begin, int64_t end) {
     adam_elements(p + begin, g + begin, m + begin, v + begin, end - begin, c);
   });
+  // Written through a raw pointer: counted as an in-place change, as addcdiv_ would be, so
+  // autograd refuses a graph that saved the old values instead of using them silently.
+  parameter.unsafeGetTensorImpl()->bump_version();
 }
 
 double clipping_factor(const std::vector<torch::Tensor>& parameters, double max_norm) {

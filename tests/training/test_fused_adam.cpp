@@ -180,6 +180,17 @@ TEST_CASE("Adam on parameters the one pass does not take is LibTorch's, gradient
   CHECK_FALSE(FusedAdam(make_parameters(), adam_options(0).amsgrad(true)).one_pass());
 }
 
+TEST_CASE("the one pass counts as an in-place change of each parameter it updates", "[fused_adam]") {
+  auto parameters = make_parameters();
+  FusedAdam fused(parameters, adam_options(0));
+  const auto saved_by_a_graph = parameters[1] * parameters[1];
+  set_gradients(parameters, 0);
+  const auto version = parameters[1]._version();
+  fused.update(1.0);
+  CHECK(parameters[1]._version() > version);
+  CHECK_THROWS(saved_by_a_graph.sum().backward());  // the values it saved were overwritten
+}
+
 TEST_CASE("FusedAdam refuses a closure", "[fused_adam]") {
   auto parameters = make_parameters();
   FusedAdam fused(parameters, adam_options(0));
