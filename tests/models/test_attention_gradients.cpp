@@ -39,6 +39,14 @@ torch::Tensor reference_attention(const torch::Tensor& q_projected, const torch:
   return torch::linear(context, p.at("output.weight"), p.at("output.bias"));
 }
 
+// The attention bias for `batch` sentences of `length` positions, the last `padded` of
+// sentence `row` padding.
+torch::Tensor bias_with_padding(int64_t batch, int64_t length, int64_t row, int64_t padded) {
+  auto mask = torch::ones({batch, length}, torch::kBool);
+  mask[row].narrow(0, length - padded, padded).fill_(false);
+  return nmt::padding_bias(mask, torch::kFloat);
+}
+
 void check_gradients(torch::nn::Module& module, const Parameters& reference) {
   for (const auto& p : module.named_parameters()) {
     CAPTURE(p.key());
@@ -55,9 +63,7 @@ TEST_CASE("self-attention's gradients equal the formula's in plain LibTorch", "[
   CAPTURE(d_model, heads);
   torch::manual_seed(3);
   nmt::SelfAttention attention(d_model, heads, 0.0);
-  auto mask = torch::ones({batch, length}, torch::kBool);
-  mask[1].narrow(0, 4, 3).fill_(false);
-  const auto bias = nmt::padding_bias(mask, torch::kFloat);
+  const auto bias = bias_with_padding(batch, length, 1, 3);
   const auto x = torch::randn({batch, length, d_model}).requires_grad_();
   const auto x_reference = x.detach().clone().requires_grad_();
   const auto loss_weights = torch::randn({batch, length, d_model});
@@ -79,9 +85,7 @@ TEST_CASE("cross-attention's gradients equal the formula's in plain LibTorch", "
   const int64_t d_model = 64, heads = 2, batch = 2, target_length = 5, source_length = 9;
   torch::manual_seed(4);
   nmt::CrossAttention attention(d_model, heads, 0.0);
-  auto mask = torch::ones({batch, source_length}, torch::kBool);
-  mask[0].narrow(0, 6, 3).fill_(false);
-  const auto bias = nmt::padding_bias(mask, torch::kFloat);
+  const auto bias = bias_with_padding(batch, source_length, 0, 3);
   const auto x = torch::randn({batch, target_length, d_model}).requires_grad_();
   const auto memory = torch::randn({batch, source_length, d_model}).requires_grad_();
   const auto x_reference = x.detach().clone().requires_grad_();
