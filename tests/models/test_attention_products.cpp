@@ -59,7 +59,7 @@ Result attend(const Inputs& in, bool kernels, const torch::Tensor& loss_weights)
 TEST_CASE("attention's batched products equal torch::matmul, values and gradients", "[transformer][attention]") {
   const int64_t dk = GENERATE(64, 20, 8);
   const int64_t query_length = GENERATE(1, 4, 9);
-  const int64_t key_length = GENERATE(1, 3, 5, 17);
+  const int64_t key_length = GENERATE(1, 3, 5, 12, 17);
   const bool contiguous = GENERATE(false, true);
   const int64_t batch = 3, heads = 2;
   CAPTURE(dk, query_length, key_length, contiguous);

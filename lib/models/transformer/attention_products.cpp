@@ -3,6 +3,9 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "lane_products.h"
 #include "nmt/base/cpu_features.h"
 #include "nmt/base/error.h"
@@ -14,28 +17,41 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-constexpr int kRowsAtOnce = 4;
+constexpr int kQueryRows = 4;  // rows of a tile: each key vector loaded once serves four queries
+constexpr int64_t kLanes = lanes::kLanes;
+
+// The width of b's transposed copy: its n rows rounded up to whole vectors.
+int64_t transposed_width(int64_t n) { return (n + kLanes - 1) / kLanes * kLanes; }
+
+// a's rows [first, first + Rows) against every key: tiles of 16 keys, and of 8 for the last
+// 8 or fewer (the copy is zero past n up to whole vectors only).
+template <int Rows>
+inline __attribute__((always_inline)) void dots_rows(const float* a, int64_t a_row, int64_t first,
+                                                     const float* transposed, int64_t width, int64_t n, int64_t dk,
+                                                     float* out) {
+  const float* rows = a + first * a_row;
+  float* out_rows = out + first * n;
+  int64_t column = 0;
+  for (; n - column > kLanes; column += 2 * kLanes)
+    lanes::dots_tile<Rows, 2>(rows, a_row, transposed + column, width, dk, std::min(2 * kLanes, n - column),
+                              out_rows + column, n);
+  if (column < n)
+    lanes::dots_tile<Rows, 1>(rows, a_row, transposed + column, width, dk, n - column, out_rows + column, n);
+}
 
 // out[i * n + j] = a_i . b_j for i < m, j < n: rows of dk floats, `a_row` and `b_row` apart.
-// Cloned per instruction set (chosen at load time): the same operations in the same order,
-// so the same results on every CPU.
+// b is copied transposed into `scratch` (dk x transposed_width(n) floats, zeros past n), so
+// that every sum runs in its own lane: no sums across lanes (which cost as much as the
+// products at a head width of 64). Cloned per instruction set (chosen at load time): the
+// same operations in the same order, so the same results on every CPU.
 NMT_X86_CLONES("avx512f", "avx2", "default")
 void slice_dots(const float* a, int64_t a_row, int64_t m, const float* b, int64_t b_row, int64_t n, int64_t dk,
-                float* out) {
-  for (int64_t i = 0; i < m; ++i) {
-    const float* left = a + i * a_row;
-    float* out_row = out + i * n;
-    int64_t j = 0;
-    for (; j + kRowsAtOnce <= n; j += kRowsAtOnce) {
-      const float* group[kRowsAtOnce];
-      for (int k = 0; k < kRowsAtOnce; ++k) group[k] = b + (j + k) * b_row;
-      lanes::dots<kRowsAtOnce>(left, group, dk, out_row + j);
-    }
-    for (; j < n; ++j) {
-      const float* right = b + j * b_row;
-      lanes::dots<1>(left, &right, dk, out_row + j);
-    }
-  }
+                float* out, float* scratch) {
+  const int64_t width = transposed_width(n);
+  lanes::transpose(b, b_row, n, dk, scratch, width);
+  int64_t i = 0;
+  for (; i + kQueryRows <= m; i += kQueryRows) dots_rows<kQueryRows>(a, a_row, i, scratch, width, n, dk, out);
+  for (; i < m; ++i) dots_rows<1>(a, a_row, i, scratch, width, n, dk, out);
 }
 
 // One slice of a weighted product: out row i (`out_row` apart) = sum over t < n of
@@ -80,9 +96,14 @@ torch::Tensor row_dots(const torch::Tensor& a_in, const torch::Tensor& b_in) {
   const float* a_data = a.data_ptr<float>();
   const float* b_data = b.data_ptr<float>();
   float* out_data = out.data_ptr<float>();
-  for_each_slice(batch, heads, m * n * dk, [&](int64_t i, int64_t h) {
-    slice_dots(a_data + i * a.stride(0) + h * a.stride(1), a.stride(2), m, b_data + i * b.stride(0) + h * b.stride(1),
-               b.stride(2), n, dk, out_data + (i * heads + h) * m * n);
+  const auto scratch_floats = static_cast<size_t>(dk * transposed_width(n));
+  at::parallel_for(0, batch * heads, items_per_task(m * n * dk), [&](int64_t begin, int64_t end) {
+    std::vector<float> scratch(scratch_floats);  // one per task: b's slice, transposed
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t i = item / heads, h = item % heads;
+      slice_dots(a_data + i * a.stride(0) + h * a.stride(1), a.stride(2), m, b_data + i * b.stride(0) + h * b.stride(1),
+                 b.stride(2), n, dk, out_data + (i * heads + h) * m * n, scratch.data());
+    }
   });
   return out;
 }
