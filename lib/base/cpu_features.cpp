@@ -65,6 +65,11 @@ const CpuFeatures& cpu_features() {
   return features;
 }
 
+IsaLevel isa_level() {
+  const auto& f = cpu_features();
+  return f.avx512 ? IsaLevel::avx512 : f.avx2 ? IsaLevel::avx2 : IsaLevel::baseline;
+}
+
 std::string describe_cpu_features() {
   const auto& f = cpu_features();
   std::string line = f.avx512 ? "avx512" : f.avx2 ? "avx2" : "no avx2";

@@ -10,9 +10,7 @@ namespace {
 
 constexpr int kLanes = 16;  // partial results per row: lanes the compiler can vectorise
 
-}  // namespace
-
-NMT_X86_CLONES("avx512f", "avx2", "default") RowSums max_and_sum(const float* z, int64_t n) {
+inline __attribute__((always_inline)) RowSums max_and_sum_body(const float* z, int64_t n) {
   float max_lane[kLanes], sum_lane[kLanes];
   for (int k = 0; k < kLanes; ++k) max_lane[k] = -INFINITY, sum_lane[k] = 0;
   int64_t j = 0;
@@ -23,12 +21,11 @@ NMT_X86_CLONES("avx512f", "avx2", "default") RowSums max_and_sum(const float* z,
   for (int k = 0; k < kLanes; ++k) s.max = std::max(s.max, max_lane[k]), s.sum += sum_lane[k];
   return s;
 }
-
-namespace {
+NMT_ISA_VERSIONS(max_and_sum_versions, max_and_sum_body)
 
 // The sum of exp(z - shift) over n values, kLanes partial sums then the tail, then the lanes
 // in order; with Write (z then points to writable memory) each exp also replaces its z.
-// One body for sum_exp and exp_in_place, inlined into each clone of both.
+// One body for sum_exp and exp_in_place, inlined into each version of both.
 template <bool Write, typename Values>
 inline __attribute__((always_inline)) float shifted_exp_sum(Values z, int64_t n, float shift) {
   float lane[kLanes] = {};
@@ -49,14 +46,15 @@ inline __attribute__((always_inline)) float shifted_exp_sum(Values z, int64_t n,
   return total;
 }
 
+NMT_ISA_VERSIONS(sum_exp_versions, shifted_exp_sum<false>)
+NMT_ISA_VERSIONS(exp_in_place_versions, shifted_exp_sum<true>)
+
 }  // namespace
 
-NMT_X86_CLONES("avx512f", "avx2", "default") float sum_exp(const float* z, int64_t n, float shift) {
-  return shifted_exp_sum<false>(z, n, shift);
-}
+RowSums max_and_sum(const float* z, int64_t n) { return max_and_sum_versions(z, n); }
 
-NMT_X86_CLONES("avx512f", "avx2", "default") float exp_in_place(float* z, int64_t n, float shift) {
-  return shifted_exp_sum<true>(z, n, shift);
-}
+float sum_exp(const float* z, int64_t n, float shift) { return sum_exp_versions(z, n, shift); }
+
+float exp_in_place(float* z, int64_t n, float shift) { return exp_in_place_versions(z, n, shift); }
 
 }  // namespace nmt

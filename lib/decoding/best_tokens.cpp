@@ -48,8 +48,8 @@ class Leaders {
 // One row: its largest value, and its k best allowed tokens into `leaders`. The vector
 // loop only compares; a block with a value above the threshold is offered element by
 // element (after the first few hundred tokens that is rare).
-NMT_X86_CLONES("avx512f", "avx2", "default")
-float scan_row(const float* x, int64_t n, const ForbiddenTokens& forbidden, int64_t row, Leaders& leaders) {
+inline __attribute__((always_inline)) float scan_row_body(const float* x, int64_t n, const ForbiddenTokens& forbidden,
+                                                          int64_t row, Leaders& leaders) {
   float max_lane[kCompareLanes];
   std::fill(max_lane, max_lane + kCompareLanes, kNegativeInfinity);
   auto offer_range = [&](int64_t begin, int64_t end) {
@@ -72,6 +72,7 @@ float scan_row(const float* x, int64_t n, const ForbiddenTokens& forbidden, int6
   for (float m : max_lane) max = std::max(max, m);
   return max;
 }
+NMT_ISA_VERSIONS(scan_row, scan_row_body)
 
 // A row with one token allowed: that token, the rest -inf.
 void only_token(const float* x, int64_t token, const ForbiddenTokens& forbidden, int64_t row, Leaders& leaders) {

@@ -50,9 +50,9 @@ inline float keep_or_zero(float value, uint32_t keep) {
 // Writes the mask of elements [begin, end) and x's kept, scaled values. Element i's hash
 // takes the low and high halves of i; within one 2^32-aligned block the high half is
 // fixed, so the loop runs on 32-bit lanes and vectorizes.
-NMT_X86_CLONES("avx512f", "avx2", "default")
-void drop_block(const float* x, float* out, uint8_t* mask, uint32_t first_low, uint32_t count, uint32_t high_term,
-                MaskKey key, float scale) {
+inline __attribute__((always_inline)) void drop_block_body(const float* x, float* out, uint8_t* mask,
+                                                           uint32_t first_low, uint32_t count, uint32_t high_term,
+                                                           MaskKey key, float scale) {
   for (uint32_t j = 0; j < count; ++j) {
     const uint32_t h = mix32(mix32((first_low + j) ^ key.low) + high_term);
     const uint32_t keep = h < key.threshold ? 1u : 0u;
@@ -60,6 +60,7 @@ void drop_block(const float* x, float* out, uint8_t* mask, uint32_t first_low, u
     out[j] = keep_or_zero(x[j] * scale, keep);
   }
 }
+NMT_ISA_VERSIONS(drop_block, drop_block_body)
 
 void drop_range(const float* x, float* out, uint8_t* mask, int64_t begin, int64_t end, MaskKey key, float scale) {
   constexpr int64_t kBlock = int64_t{1} << 32;
@@ -71,10 +72,11 @@ void drop_range(const float* x, float* out, uint8_t* mask, int64_t begin, int64_
   }
 }
 
-NMT_X86_CLONES("avx512f", "avx2", "default")
-void masked_scale(const float* grad, const uint8_t* mask, float* out, int64_t begin, int64_t end, float scale) {
+inline __attribute__((always_inline)) void masked_scale_body(const float* grad, const uint8_t* mask, float* out,
+                                                             int64_t begin, int64_t end, float scale) {
   for (int64_t i = begin; i < end; ++i) out[i] = keep_or_zero(grad[i] * scale, mask[i]);
 }
+NMT_ISA_VERSIONS(masked_scale, masked_scale_body)
 
 uint64_t draw_seed() {
   auto generator = at::detail::getDefaultCPUGenerator();

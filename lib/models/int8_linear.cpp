@@ -54,8 +54,8 @@ int weight_levels() { return cpu_features().avx512_vnni ? 127 : 63; }
 // Rows begin..end of x [rows, in] to 8 bits, each with its own scale max|row| / 127 (1 for
 // a zero row): q = x / scale rounded half to even (as LibTorch's div and round give),
 // stored as q + 128 in one pass per row.
-NMT_X86_CLONES("avx512f", "avx2", "default")
-void quantize_rows(const float* x, int64_t in, int64_t begin, int64_t end, std::uint8_t* quantized, float* scales) {
+inline __attribute__((always_inline)) void quantize_rows_body(const float* x, int64_t in, int64_t begin, int64_t end,
+                                                              std::uint8_t* quantized, float* scales) {
   for (int64_t r = begin; r < end; ++r) {
     const float* row = x + r * in;
     float partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // lanes the compiler may vectorise
@@ -71,15 +71,17 @@ void quantize_rows(const float* x, int64_t in, int64_t begin, int64_t end, std::
     for (c = 0; c < in; ++c) out[c] = static_cast<std::uint8_t>(std::nearbyint(row[c] / scale) + kInputShift);
   }
 }
+NMT_ISA_VERSIONS(quantize_rows, quantize_rows_body)
 
 // sums[r, c] -> (sums[r, c] - compensation[c]) * row_scale[r] * column_scale[c] + bias[c]
 // (bias may be null), in place: the float result overwrites the int32 sum it came from, so
 // the widest tensor of the step ([rows, 8000] for the output projection) is read and
 // written once and no second buffer of its size is touched. The sums are read through
 // memcpy: the buffer is only ever accessed as float here.
-NMT_X86_CLONES("avx512f", "avx2", "default")
-void dequantize_in_place(float* sums, const std::int32_t* compensation, const float* row_scale,
-                         const float* column_scale, const float* bias, int64_t begin, int64_t end, int64_t out) {
+inline __attribute__((always_inline)) void dequantize_in_place_body(float* sums, const std::int32_t* compensation,
+                                                                    const float* row_scale, const float* column_scale,
+                                                                    const float* bias, int64_t begin, int64_t end,
+                                                                    int64_t out) {
   static_assert(sizeof(float) == sizeof(std::int32_t), "int32 sums become floats in place");
   for (int64_t r = begin; r < end; ++r) {
     const float scale = row_scale[r];
@@ -91,6 +93,7 @@ void dequantize_in_place(float* sums, const std::int32_t* compensation, const fl
     }
   }
 }
+NMT_ISA_VERSIONS(dequantize_in_place, dequantize_in_place_body)
 
 }  // namespace
 

@@ -10,11 +10,15 @@
 
 namespace nmt {
 
-// Clones per instruction set: with no fused multiply-adds (-ffp-contract=off) and IEEE
-// square root and division, every clone gives the same bits; wider vectors only go faster.
-NMT_X86_CLONES("avx512f", "avx2", "default")
-void adam_elements(float* __restrict__ parameter, const float* __restrict__ gradient, float* __restrict__ exp_avg,
-                   float* __restrict__ exp_avg_sq, int64_t n, const AdamCoefficients& c) {
+namespace {
+
+// Compiled per instruction set: with no fused multiply-adds (-ffp-contract=off) and IEEE
+// square root and division, every version gives the same bits; wider vectors only go faster.
+inline __attribute__((always_inline)) void adam_elements_body(float* __restrict__ parameter,
+                                                              const float* __restrict__ gradient,
+                                                              float* __restrict__ exp_avg,
+                                                              float* __restrict__ exp_avg_sq, int64_t n,
+                                                              const AdamCoefficients& c) {
   const AdamCoefficients k = c;  // a local copy: the stores below cannot change it
   const bool decays = k.weight_decay != 0.0f;
   for (int64_t i = 0; i < n; ++i) {
@@ -27,6 +31,14 @@ void adam_elements(float* __restrict__ parameter, const float* __restrict__ grad
     const float denom = std::sqrt(v) / k.sqrt_bias_correction2 + k.eps;
     parameter[i] = parameter[i] + k.negative_step_size * m / denom;
   }
+}
+NMT_ISA_VERSIONS(adam_elements_versions, adam_elements_body)
+
+}  // namespace
+
+void adam_elements(float* parameter, const float* gradient, float* exp_avg, float* exp_avg_sq, int64_t n,
+                   const AdamCoefficients& c) {
+  adam_elements_versions(parameter, gradient, exp_avg, exp_avg_sq, n, c);
 }
 
 }  // namespace nmt

@@ -23,10 +23,11 @@ constexpr int64_t kPad = SpecialIds::kPad;
 constexpr int64_t kBos = SpecialIds::kBos;
 
 // grad_j = weight * exp(z_j - lse) - uniform
-NMT_X86_CLONES("avx512f", "avx2", "default") void softmax_gradient(const float* z, float* grad, int64_t n, float lse,
+inline __attribute__((always_inline)) void softmax_gradient_body(const float* z, float* grad, int64_t n, float lse,
                                                                  float weight, float uniform) {
   for (int64_t j = 0; j < n; ++j) grad[j] = weight * exp_approx(z[j] - lse) - uniform;
 }
+NMT_ISA_VERSIONS(softmax_gradient, softmax_gradient_body)
 
 struct Rows {
   torch::Tensor logits;  ///< [N, V] contiguous

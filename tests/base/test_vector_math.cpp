@@ -1,12 +1,16 @@
-// The vectorised row reductions: the exp within Cephes' accuracy, and every clone
+// The vectorised row reductions: the exp within Cephes' accuracy, and every version
 // (base/cpu_features.h; CI runs the tests as found and with NMT_CPU_ISA=avx2) giving the
-// very sums a plain loop in the same order gives, so results never depend on the CPU.
+// very sums a plain loop in the same order gives, so results never depend on the CPU; and
+// the version that runs is the one the CPU and NMT_CPU_ISA allow.
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "nmt/base/cpu_features.h"
 #include "nmt/base/vector_math.h"
 
 namespace {
@@ -23,6 +27,13 @@ float plain_sum_exp(const std::vector<float>& z, float shift) {
   for (float x : lane) total += x;
   return total;
 }
+
+int version_avx512() { return 512; }
+int version_avx2() { return 2; }
+int version_baseline() { return 0; }
+
+inline __attribute__((always_inline)) int twice(int x) { return 2 * x; }
+NMT_ISA_VERSIONS(twice_versions, twice)
 
 }  // namespace
 
@@ -48,9 +59,25 @@ TEST_CASE("row sums are the same numbers on every instruction set", "[base][vect
     for (float x : z) max = std::max(max, x);
     CHECK(sums.max == max);
     const float summed = nmt::sum_exp(z.data(), static_cast<int64_t>(n), sums.max);
-    CHECK(summed == plain_sum_exp(z, sums.max));  // bit for bit: no clone reassociates or fuses
+    CHECK(summed == plain_sum_exp(z, sums.max));  // bit for bit: no version reassociates or fuses
     auto in_place = z;
     CHECK(nmt::exp_in_place(in_place.data(), static_cast<int64_t>(n), sums.max) == summed);
     for (size_t j = 0; j < n; ++j) CHECK(in_place[j] == nmt::exp_approx(z[j] - sums.max));
   }
+}
+
+TEST_CASE("the project's own loops run the version the CPU and NMT_CPU_ISA allow", "[base][isa]") {
+  using nmt::IsaLevel;
+  const auto& f = nmt::cpu_features();
+  INFO("CPU: " << nmt::describe_cpu_features());
+  const auto level = nmt::isa_level();
+  const char* cap = std::getenv("NMT_CPU_ISA");
+  if (cap != nullptr && std::string(cap) == "avx2") CHECK(level != IsaLevel::avx512);
+  CHECK(level == (f.avx512 ? IsaLevel::avx512 : f.avx2 ? IsaLevel::avx2 : IsaLevel::baseline));
+  const int expected = level == IsaLevel::avx512 ? 512 : level == IsaLevel::avx2 ? 2 : 0;
+  CHECK(nmt::choose_version(&version_avx512, &version_avx2, &version_baseline)() == expected);
+  using Version = int (*)();  // a loop compiled up to AVX2 only: AVX-512 CPUs take that
+  CHECK(nmt::choose_version<Version>(nullptr, &version_avx2, &version_baseline)() ==
+        (level == IsaLevel::baseline ? 0 : 2));
+  CHECK(twice_versions(21) == 42);
 }

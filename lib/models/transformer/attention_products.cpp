@@ -42,17 +42,18 @@ inline __attribute__((always_inline)) void dots_rows(const float* a, int64_t a_r
 // out[i * n + j] = a_i . b_j for i < m, j < n: rows of dk floats, `a_row` and `b_row` apart.
 // b is copied transposed into `scratch` (dk x transposed_width(n) floats, zeros past n), so
 // that every sum runs in its own lane: no sums across lanes (which cost as much as the
-// products at a head width of 64). Cloned per instruction set (chosen at load time): the
+// products at a head width of 64). Compiled per instruction set (NMT_ISA_VERSIONS): the
 // same operations in the same order, so the same results on every CPU.
-NMT_X86_CLONES("avx512f", "avx2", "default")
-void slice_dots(const float* a, int64_t a_row, int64_t m, const float* b, int64_t b_row, int64_t n, int64_t dk,
-                float* out, float* scratch) {
+inline __attribute__((always_inline)) void slice_dots_body(const float* a, int64_t a_row, int64_t m, const float* b,
+                                                           int64_t b_row, int64_t n, int64_t dk, float* out,
+                                                           float* scratch) {
   const int64_t width = transposed_width(n);
   lanes::transpose(b, b_row, n, dk, scratch, width);
   int64_t i = 0;
   for (; i + kQueryRows <= m; i += kQueryRows) dots_rows<kQueryRows>(a, a_row, i, scratch, width, n, dk, out);
   for (; i < m; ++i) dots_rows<1>(a, a_row, i, scratch, width, n, dk, out);
 }
+NMT_ISA_VERSIONS(slice_dots, slice_dots_body)
 
 // One slice of a weighted product: out row i (`out_row` apart) = sum over t < n of
 // w[i * w_row + t * w_column] x b_t (rows of dk floats, `b_row` apart), for i < m.
@@ -73,8 +74,10 @@ inline __attribute__((always_inline)) void weighted_slice(const WeightedSlice& s
 }
 
 // Heads of 64 (sums in registers) and any width: one signature, chosen once per call.
-NMT_X86_CLONES("avx512f", "avx2", "default") void weighted_slice_64(const WeightedSlice& s) { weighted_slice<64>(s); }
-NMT_X86_CLONES("avx512f", "avx2", "default") void weighted_slice_any(const WeightedSlice& s) { weighted_slice<0>(s); }
+inline __attribute__((always_inline)) void weighted_slice_64_body(const WeightedSlice& s) { weighted_slice<64>(s); }
+NMT_ISA_VERSIONS(weighted_slice_64, weighted_slice_64_body)
+inline __attribute__((always_inline)) void weighted_slice_any_body(const WeightedSlice& s) { weighted_slice<0>(s); }
+NMT_ISA_VERSIONS(weighted_slice_any, weighted_slice_any_body)
 
 // Rows of dk floats one apart: what the kernels read a [B, H, T, dk] tensor as.
 torch::Tensor with_unit_last_stride(const torch::Tensor& t) { return t.stride(3) == 1 ? t : t.contiguous(); }
@@ -120,11 +123,21 @@ torch::Tensor weighted_rows_product(const torch::Tensor& w, bool transposed, con
   const float* w_data = w.data_ptr<float>();
   const float* b_data = b.data_ptr<float>();
   float* out_data = out.data_ptr<float>();
-  const auto kernel = dk == 64 ? weighted_slice_64 : weighted_slice_any;
   for_each_slice(batch, heads, m * n * dk, [&](int64_t i, int64_t h) {
-    kernel({w_data + i * w.stride(0) + h * w.stride(1), w_row, w_column, m, n,
-            b_data + i * b.stride(0) + h * b.stride(1), b.stride(2), dk, out_data + (i * m * heads + h) * dk,
-            heads * dk});
+    const WeightedSlice slice{w_data + i * w.stride(0) + h * w.stride(1),
+                              w_row,
+                              w_column,
+                              m,
+                              n,
+                              b_data + i * b.stride(0) + h * b.stride(1),
+                              b.stride(2),
+                              dk,
+                              out_data + (i * m * heads + h) * dk,
+                              heads * dk};
+    if (dk == 64)
+      weighted_slice_64(slice);
+    else
+      weighted_slice_any(slice);
   });
   return out.permute({0, 2, 1, 3});
 }

@@ -1,6 +1,6 @@
 #pragma once
 // The small products attention is made of, on rows of floats, eight lanes at once
-// (lib/ only; used inside functions cloned per instruction set, so always inlined):
+// (lib/ only; used inside functions compiled per instruction set, so always inlined):
 //   dots:          one row against `Keys` rows (scores: query . key)
 //   dots_tile:     rows against a block of rows stored transposed (scores of many queries)
 //   transpose:     rows into that transposed form, eight by eight in registers
@@ -16,7 +16,7 @@ namespace nmt::lanes {
 typedef float Lanes __attribute__((vector_size(8 * sizeof(float))));
 constexpr int64_t kLanes = 8;
 
-// (An out-parameter: returning a vector type from a function of the default clone would
+// (An out-parameter: returning a vector type from a function of the baseline version would
 // change its ABI, GCC warns, even where the function is always inlined.)
 inline __attribute__((always_inline)) void load_lanes(Lanes& v, const float* p) { std::memcpy(&v, p, sizeof v); }
 

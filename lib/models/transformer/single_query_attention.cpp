@@ -83,20 +83,24 @@ inline __attribute__((always_inline)) void attend(const float* q, const View4& k
 }
 
 // The kernel for heads of 64 (d_model 256 or 512 with 4 or 8 heads; dk must be 64) and for
-// any width: one signature, so a call chooses once. Cloned for AVX2 (chosen at load
-// time): the same operations in the same order, eight lanes at once; no FMA, so results
-// are bit-identical to the default build's.
-NMT_X86_CLONES("avx2", "default")
-void attend_one_64(const float* q, const View4& keys, const View4& values, const RowLookup& rows, const float* bias,
-                   int64_t b, int64_t h, int64_t length, int64_t /*dk*/, float scale, float* weights, float* out) {
+// any width: one signature, so a call chooses once. Compiled for AVX2 and for any x86-64
+// (NMT_ISA_VERSIONS_TO_AVX2): the same operations in the same order, eight lanes at once;
+// no FMA, so results are bit-identical to the baseline build's.
+inline __attribute__((always_inline)) void attend_one_64_body(const float* q, const View4& keys, const View4& values,
+                                                              const RowLookup& rows, const float* bias, int64_t b,
+                                                              int64_t h, int64_t length, int64_t /*dk*/, float scale,
+                                                              float* weights, float* out) {
   attend<64>(q, keys, values, rows, bias, b, h, length, 64, scale, weights, out);
 }
+NMT_ISA_VERSIONS_TO_AVX2(attend_one_64, attend_one_64_body)
 
-NMT_X86_CLONES("avx2", "default")
-void attend_one(const float* q, const View4& keys, const View4& values, const RowLookup& rows, const float* bias,
-                int64_t b, int64_t h, int64_t length, int64_t dk, float scale, float* weights, float* out) {
+inline __attribute__((always_inline)) void attend_one_body(const float* q, const View4& keys, const View4& values,
+                                                           const RowLookup& rows, const float* bias, int64_t b,
+                                                           int64_t h, int64_t length, int64_t dk, float scale,
+                                                           float* weights, float* out) {
   attend<0>(q, keys, values, rows, bias, b, h, length, dk, scale, weights, out);
 }
+NMT_ISA_VERSIONS_TO_AVX2(attend_one, attend_one_body)
 
 }  // namespace
 
@@ -137,14 +141,20 @@ SingleQueryAttention single_query_attention(const torch::Tensor& query, const Ke
   const int64_t bias_stride = bias.defined() ? bias.stride(0) : 0;
   float* context = result.context.data_ptr<float>();
   float* weights = result.weights.data_ptr<float>();
-  const auto attend_item = dk == 64 ? attend_one_64 : attend_one;
   // Work per item is small (length * dk multiply-adds twice): hand out chunks.
   at::parallel_for(0, query_rows * heads, items_per_task(length * dk), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t b = i / heads, h = i % heads;
       const float* row_bias = bias_data ? bias_data + rows.at(b, 0) * bias_stride : nullptr;
-      attend_item(q.at(b, h), keys, values, rows, row_bias, b, h, length, dk, static_cast<float>(scale),
-                  weights + i * length, context + b * heads * dk + h * dk);
+      const float* query_row = q.at(b, h);
+      float* row_weights = weights + i * length;
+      float* row_context = context + b * heads * dk + h * dk;
+      if (dk == 64)
+        attend_one_64(query_row, keys, values, rows, row_bias, b, h, length, dk, static_cast<float>(scale),
+                      row_weights, row_context);
+      else
+        attend_one(query_row, keys, values, rows, row_bias, b, h, length, dk, static_cast<float>(scale),
+                   row_weights, row_context);
     }
   });
   return result;
