@@ -10,6 +10,12 @@ void throw_wrong_state() {
   throw Error("decoder state of another model family passed to step()");
 }
 
+torch::Tensor Seq2SeqModel::forward_at(const torch::Tensor& source, const torch::Tensor& target_input,
+                                       const torch::Tensor& positions) {
+  const auto logits = forward(source, target_input).logits;
+  return logits.reshape({-1, logits.size(-1)}).index_select(0, positions);
+}
+
 std::vector<LinearImpl*> Seq2SeqModel::linear_layers() {
   std::vector<LinearImpl*> layers;
   for (const auto& module : modules(/*include_self=*/false))

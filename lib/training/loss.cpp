@@ -24,4 +24,11 @@ LossSums label_smoothed_loss(const torch::Tensor& logits, const torch::Tensor& t
   return {(1 - epsilon) * nll_sum + epsilon * smooth_sum, nll_sum.detach()};
 }
 
+LossSums batch_loss(Seq2SeqModel& model, const Batch& batch, const torch::Device& device, double epsilon) {
+  const auto targets = batch.target_output.reshape({-1});
+  const auto positions = targets.ne(SpecialIds::kPad).nonzero().squeeze(1);
+  const auto logits = model.forward_at(batch.source.to(device), batch.target_input.to(device), positions.to(device));
+  return label_smoothed_loss(logits, targets.index_select(0, positions).to(device), epsilon);
+}
+
 }  // namespace nmt

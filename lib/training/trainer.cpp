@@ -60,8 +60,7 @@ std::pair<double, int64_t> update(Run& run, const std::vector<Batch>& batches) {
   const auto tokens = static_cast<int64_t>(run.group->sum(static_cast<double>(local_tokens)));
   torch::Tensor local_loss;  // summed on the device: one host sync per update, below
   for (const auto& batch : batches) {
-    const auto logits = run.model->forward(batch.source.to(run.device), batch.target_input.to(run.device)).logits;
-    auto sums = label_smoothed_loss(logits, batch.target_output.to(run.device), run.config.train.label_smoothing);
+    auto sums = batch_loss(*run.model, batch, run.device, run.config.train.label_smoothing);
     (sums.loss / static_cast<double>(tokens)).backward();
     const auto detached = sums.loss.detach().to(torch::kDouble);
     local_loss = local_loss.defined() ? local_loss + detached : detached;

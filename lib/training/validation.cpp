@@ -19,8 +19,7 @@ double mean_nll(Seq2SeqModel& model, const EncodedCorpus& corpus, int64_t batch_
   const auto plan = make_batches(corpus, batch_tokens, 0, /*shuffle=*/false);
   for (size_t b = 0; b < plan.size(); ++b) {
     const auto batch = collate(corpus, plan.batch(b));
-    const auto logits = model.forward(batch.source.to(device), batch.target_input.to(device)).logits;
-    nll += label_smoothed_loss(logits, batch.target_output.to(device), 0.0).nll.item<double>();
+    nll += batch_loss(model, batch, device, 0.0).nll.item<double>();
     tokens += batch.target_tokens;
   }
   return tokens > 0 ? nll / static_cast<double>(tokens) : 0.0;

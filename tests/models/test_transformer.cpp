@@ -276,3 +276,20 @@ TEST_CASE("Transformer shares embeddings and the output matrix by storage", "[tr
   config.target_vocab = 21;
   CHECK_THROWS_AS(TransformerModel(config), nmt::Error);
 }
+
+TEST_CASE("Transformer scores at chosen positions are forward()'s rows there", "[transformer]") {
+  for (std::string norm : {"pre", "post"}) {
+    DYNAMIC_SECTION("norm " << norm) {
+      auto model = eval_model(small_config(norm));
+      torch::NoGradGuard no_grad;
+      const auto all = model->forward(kSource(), kTarget()).logits.reshape({-1, 20});
+      // Every position but the padded one (row 1, position 3), then some in another order.
+      for (const auto& chosen : {std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6}, std::vector<int64_t>{6, 0, 3}}) {
+        const auto positions = torch::tensor(chosen, torch::kInt64);
+        const auto scored = model->forward_at(kSource(), kTarget(), positions);
+        REQUIRE(scored.sizes() == torch::IntArrayRef{positions.size(0), 20});
+        CHECK(max_diff(scored, all.index_select(0, positions)) < 1e-5);
+      }
+    }
+  }
+}

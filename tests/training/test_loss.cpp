@@ -5,7 +5,9 @@
 
 #include <string>
 
+#include "nmt/models/transformer/transformer.h"
 #include "nmt/training/loss.h"
+#include "support/small_transformer.h"
 
 using nmt::label_smoothed_loss;
 
@@ -106,4 +108,31 @@ TEST_CASE("the loss refuses targets outside the vocabulary", "[loss]") {
   const auto logits = torch::randn({1, 2, 5});
   CHECK_THROWS_WITH(label_smoothed_loss(logits, torch::tensor({{3, 5}}, torch::kLong), 0.1),
                     Catch::Contains("target id 5 outside the vocabulary of 5"));
+}
+
+TEST_CASE("a batch's loss scored at its target tokens only is the loss over every position", "[loss]") {
+  torch::manual_seed(3);
+  nmt::TransformerModel model(nmt::test::small_transformer());  // no dropout: training mode, same numbers both ways
+  nmt::Batch batch;
+  batch.source = torch::tensor({5, 6, 7, 3, 9, 3, 0, 0}, torch::kLong).view({2, 4});
+  batch.target_input = torch::tensor({2, 11, 12, 13, 2, 14, 0, 0}, torch::kLong).view({2, 4});
+  batch.target_output = torch::tensor({11, 12, 13, 3, 14, 3, 0, 0}, torch::kLong).view({2, 4});
+  batch.target_tokens = 6;
+  const auto gradients = [&model] {
+    std::vector<torch::Tensor> out;
+    for (auto& p : model.parameters()) out.push_back(p.grad().clone()), p.mutable_grad() = torch::Tensor();
+    return out;
+  };
+  const auto scored = nmt::batch_loss(model, batch, torch::kCPU, 0.1);
+  scored.loss.backward();
+  const auto scored_gradients = gradients();
+  const auto logits = model.forward(batch.source, batch.target_input).logits;
+  const auto every = label_smoothed_loss(logits, batch.target_output, 0.1);
+  every.loss.backward();
+  const auto every_gradients = gradients();
+  CHECK(scored.loss.item<double>() == Approx(every.loss.item<double>()).epsilon(1e-6));
+  CHECK(scored.nll.item<double>() == Approx(every.nll.item<double>()).epsilon(1e-6));
+  REQUIRE(scored_gradients.size() == every_gradients.size());
+  for (size_t i = 0; i < scored_gradients.size(); ++i)
+    CHECK((scored_gradients[i] - every_gradients[i]).abs().max().item<double>() < 1e-6);
 }

@@ -103,6 +103,13 @@ class Seq2SeqModel : public torch::nn::Module {
   /// Teacher forcing. target_input: [B, T] (bos + target without its last token).
   /// Must agree with running step() T times (tested for every family).
   virtual ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) = 0;
+  /// Teacher forcing scored at `positions` only ([N] int64 indices into target_input's B x T
+  /// positions, row-major): logits [N, V], row i the scores forward() gives at positions[i].
+  /// Training needs no scores at padding (12% of the positions of the Transformer preset's
+  /// Multi30k batches); a family that scores positions independently skips the others (the
+  /// Transformer: its output projection and the loss run on N rows). By default, forward()'s rows.
+  virtual torch::Tensor forward_at(const torch::Tensor& source, const torch::Tensor& target_input,
+                                   const torch::Tensor& positions);
   /// False for the plain GRU seq2seq (fixed context vector, nothing to export).
   virtual bool has_attention() const { return true; }
   /// Number of decoder layers with cross-attention (0 for RNNs, whose single attention

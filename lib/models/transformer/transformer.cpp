@@ -204,8 +204,7 @@ StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderS
   return out;
 }
 
-ForwardOutput TransformerModel::forward(const torch::Tensor& source,
-                                        const torch::Tensor& target_input) {
+torch::Tensor TransformerModel::decoder_states(const torch::Tensor& source, const torch::Tensor& target_input) {
   auto encoded = encode(source);
   const auto& memory_bias = encoded.extra.at("source_bias");
   // Built once per batch, shared by every layer; [T, T] broadcasts over batch and heads.
@@ -214,7 +213,17 @@ ForwardOutput TransformerModel::forward(const torch::Tensor& source,
   for (auto& layer : decoder_layers_) {
     x = layer->forward(x, self_bias, layer->project_memory(encoded.memory), memory_bias).output;
   }
-  return {project_output(x)};
+  return x;
+}
+
+ForwardOutput TransformerModel::forward(const torch::Tensor& source, const torch::Tensor& target_input) {
+  return {project_output(decoder_states(source, target_input))};
+}
+
+torch::Tensor TransformerModel::forward_at(const torch::Tensor& source, const torch::Tensor& target_input,
+                                           const torch::Tensor& positions) {
+  const auto states = decoder_states(source, target_input);
+  return project_output(states.reshape({-1, states.size(-1)}).index_select(0, positions));
 }
 
 SelfAttentionWeights TransformerModel::self_attention(const torch::Tensor& source,

@@ -57,6 +57,9 @@ class TransformerModel : public Seq2SeqModel {
   StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) override;
   /// source [B, S], target_input [B, T] -> logits [B, T, V], in one causal pass.
   ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
+  /// The decoder's states at every position, then the output projection at `positions` only.
+  torch::Tensor forward_at(const torch::Tensor& source, const torch::Tensor& target_input,
+                           const torch::Tensor& positions) override;
   SelfAttentionWeights self_attention(const torch::Tensor& source, const torch::Tensor& target_input) override;
 
   /// Attention projections, feed-forward, output projection: the model's Linear path;
@@ -88,8 +91,10 @@ class TransformerModel : public Seq2SeqModel {
   /// Scaled embedding + positions [offset, offset + T) + dropout. ids [B, T] -> [B, T, D].
   torch::Tensor embed(const torch::nn::Embedding& embedding, const torch::Tensor& ids,
                       int64_t offset);
-  /// Final norm (pre-norm only) and output projection. [B, T, D] -> [B, T, V].
+  /// Final norm (pre-norm only) and output projection. [..., D] -> [..., V].
   torch::Tensor project_output(const torch::Tensor& x);
+  /// The last decoder layer's output under teacher forcing, [B, T, D], before project_output.
+  torch::Tensor decoder_states(const torch::Tensor& source, const torch::Tensor& target_input);
 
   ModelConfig config_;
   int64_t alignment_layer_;
