@@ -12,7 +12,11 @@ files=("$@")
 [ ${#files[@]} -gt 0 ] || mapfile -t files < <(find lib -name '*.cpp' | sort)
 failed=0
 for f in "${files[@]}"; do
-  if aarch64-linux-gnu-g++ -std=c++17 -fsyntax-only -fopenmp -Wall -Iinclude -Ilib/text -Ilib/models -Ibuild/generated \
+  # The file's own flags from CMakeLists.txt (COMPILE_OPTIONS of one source file), if any.
+  own_flags=$(grep -o "set_source_files_properties($f PROPERTIES COMPILE_OPTIONS [^)]*" CMakeLists.txt |
+    sed 's/.*COMPILE_OPTIONS //' || true)
+  # shellcheck disable=SC2086  # the file's flags, split into arguments on purpose
+  if aarch64-linux-gnu-g++ -std=c++17 -fsyntax-only -fopenmp -Wall $own_flags -Iinclude -Ilib/text -Ilib/models -Ibuild/generated \
       -isystem /usr/include/torch/csrc/api/include -I/usr/include "$f" 2>"/tmp/aarch64-$$.log"; then
     echo "ok      $f"
   else
