@@ -73,11 +73,9 @@ inline __attribute__((always_inline)) void weighted_slice(const WeightedSlice& s
     lanes::weighted_rows<Dk>(row_of, s.w + i * s.w_row, s.w_column, s.n, s.dk, s.out + i * s.out_row);
 }
 
-// Heads of 64 (sums in registers) and any width: one signature, chosen once per call.
-inline __attribute__((always_inline)) void weighted_slice_64_body(const WeightedSlice& s) { weighted_slice<64>(s); }
-NMT_ISA_VERSIONS(weighted_slice_64, weighted_slice_64_body)
-inline __attribute__((always_inline)) void weighted_slice_any_body(const WeightedSlice& s) { weighted_slice<0>(s); }
-NMT_ISA_VERSIONS(weighted_slice_any, weighted_slice_any_body)
+// Heads of 64 (sums in registers) and any width, chosen by the head width of the call.
+NMT_ISA_VERSIONS(weighted_slice_64, weighted_slice<64>)
+NMT_ISA_VERSIONS(weighted_slice_any, weighted_slice<0>)
 
 // Rows of dk floats one apart: what the kernels read a [B, H, T, dk] tensor as.
 torch::Tensor with_unit_last_stride(const torch::Tensor& t) { return t.stride(3) == 1 ? t : t.contiguous(); }

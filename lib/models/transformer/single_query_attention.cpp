@@ -83,24 +83,11 @@ inline __attribute__((always_inline)) void attend(const float* q, const View4& k
 }
 
 // The kernel for heads of 64 (d_model 256 or 512 with 4 or 8 heads; dk must be 64) and for
-// any width: one signature, so a call chooses once. Compiled for AVX2 and for any x86-64
+// any width, chosen by the head width of the call. Compiled for AVX2 and for any x86-64
 // (NMT_ISA_VERSIONS_TO_AVX2): the same operations in the same order, eight lanes at once;
 // no FMA, so results are bit-identical to the baseline build's.
-inline __attribute__((always_inline)) void attend_one_64_body(const float* q, const View4& keys, const View4& values,
-                                                              const RowLookup& rows, const float* bias, int64_t b,
-                                                              int64_t h, int64_t length, int64_t /*dk*/, float scale,
-                                                              float* weights, float* out) {
-  attend<64>(q, keys, values, rows, bias, b, h, length, 64, scale, weights, out);
-}
-NMT_ISA_VERSIONS_TO_AVX2(attend_one_64, attend_one_64_body)
-
-inline __attribute__((always_inline)) void attend_one_body(const float* q, const View4& keys, const View4& values,
-                                                           const RowLookup& rows, const float* bias, int64_t b,
-                                                           int64_t h, int64_t length, int64_t dk, float scale,
-                                                           float* weights, float* out) {
-  attend<0>(q, keys, values, rows, bias, b, h, length, dk, scale, weights, out);
-}
-NMT_ISA_VERSIONS_TO_AVX2(attend_one, attend_one_body)
+NMT_ISA_VERSIONS_TO_AVX2(attend_one_64, attend<64>)
+NMT_ISA_VERSIONS_TO_AVX2(attend_one, attend<0>)
 
 }  // namespace
 
