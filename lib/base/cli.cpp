@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "nmt/base/cpu_features.h"
 #include "nmt/base/error.h"
 #include "nmt_version.h"
 
@@ -162,6 +163,7 @@ int run(CLI::App& app, CommonOptions& options, int argc, char** argv,
   }
   try {
     const CheckedStdoutScope checked;
+    cpu_features();  // an unknown NMT_CPU_ISA stops every tool before it reads anything
     apply_threads(options.threads);
     const int code = body();
     check_stdout();

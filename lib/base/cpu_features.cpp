@@ -15,8 +15,28 @@ std::string environment(const char* name) {
   return value ? value : "";
 }
 
-bool onednn_capped_below_avx512(const std::string& cap) {
-  return cap == "SSE41" || cap == "AVX" || cap == "AVX2" || cap == "AVX2_VNNI";
+// The caps NMT_CPU_ISA offers: each makes the project choose as on a CPU that has no more
+// than `level`, and caps oneDNN to the matching ONEDNN_MAX_CPU_ISA. avx2 is what most of
+// our users' CPUs have; baseline (x86-64 without AVX2, oneDNN on SSE4.1) is the only way to
+// run the baseline versions of our loops on a development machine.
+struct IsaCap {
+  const char* name;
+  const char* onednn_max_cpu_isa;
+  IsaLevel level;
+};
+constexpr IsaCap isa_caps[] = {{"avx2", "AVX2", IsaLevel::avx2}, {"baseline", "SSE41", IsaLevel::baseline}};
+
+const IsaCap* find_cap(const std::string& name) {
+  for (const auto& cap : isa_caps)
+    if (name == cap.name) return &cap;
+  return nullptr;
+}
+
+// The level a ONEDNN_MAX_CPU_ISA value allows ("" or an AVX-512 one: no cap from it).
+IsaLevel onednn_cap_level(const std::string& cap) {
+  if (cap == "SSE41" || cap == "AVX") return IsaLevel::baseline;
+  if (cap == "AVX2" || cap == "AVX2_VNNI") return IsaLevel::avx2;
+  return IsaLevel::avx512;
 }
 
 // oneDNN reads ONEDNN_MAX_CPU_ISA once, at its first dispatch (after libnmt is loaded),
@@ -25,9 +45,11 @@ bool onednn_capped_below_avx512(const std::string& cap) {
 // cannot build them ("could not create a primitive descriptor"): under a cap LibTorch
 // runs without oneDNN, as it does on a CPU without AVX-512.
 [[maybe_unused]] const bool onednn_cap_applied = [] {
-  if (environment("NMT_CPU_ISA") == "avx2" && environment("ONEDNN_MAX_CPU_ISA").empty())
-    setenv("ONEDNN_MAX_CPU_ISA", "AVX2", 1);
-  if (onednn_capped_below_avx512(environment("ONEDNN_MAX_CPU_ISA"))) at::globalContext().setUserEnabledMkldnn(false);
+  const IsaCap* cap = find_cap(environment("NMT_CPU_ISA"));
+  if (cap != nullptr && environment("ONEDNN_MAX_CPU_ISA").empty())
+    setenv("ONEDNN_MAX_CPU_ISA", cap->onednn_max_cpu_isa, 1);
+  if (onednn_cap_level(environment("ONEDNN_MAX_CPU_ISA")) != IsaLevel::avx512)
+    at::globalContext().setUserEnabledMkldnn(false);
   return true;
 }();
 
@@ -43,18 +65,24 @@ CpuFeatures detect() {
   return f;
 }
 
-// Only the AVX2 cap exists: it is the one our users' CPUs need tested.
 CpuFeatures capped(CpuFeatures f) {
   const auto nmt_cap = environment("NMT_CPU_ISA");
-  if (!nmt_cap.empty() && nmt_cap != "avx2" && nmt_cap != "default")
-    throw Error("NMT_CPU_ISA must be avx2 or default, got \"" + nmt_cap + "\"");
+  const IsaCap* cap = find_cap(nmt_cap);
+  if (!nmt_cap.empty() && nmt_cap != "default" && cap == nullptr)
+    throw Error("NMT_CPU_ISA must be avx2, baseline or default, got \"" + nmt_cap + "\"");
   // A cap on oneDNN alone (ONEDNN_MAX_CPU_ISA=AVX2 or below) must cap our choices too:
   // the int8 weights' range depends on which kernels oneDNN runs.
   const auto onednn_cap = environment("ONEDNN_MAX_CPU_ISA");
-  const bool onednn_below_avx512 = onednn_capped_below_avx512(onednn_cap);
-  if (nmt_cap == "avx2") f.cap = "NMT_CPU_ISA=avx2";
-  else if (onednn_below_avx512) f.cap = "ONEDNN_MAX_CPU_ISA=" + onednn_cap;
-  if (!f.cap.empty()) f.avx512 = f.avx512_vnni = f.avx512_bf16 = false;
+  IsaLevel level = IsaLevel::avx512;
+  if (cap != nullptr) {
+    f.cap = "NMT_CPU_ISA=" + nmt_cap;
+    level = cap->level;
+  } else if (onednn_cap_level(onednn_cap) != IsaLevel::avx512) {
+    f.cap = "ONEDNN_MAX_CPU_ISA=" + onednn_cap;
+    level = onednn_cap_level(onednn_cap);
+  }
+  if (level != IsaLevel::avx512) f.avx512 = f.avx512_vnni = f.avx512_bf16 = false;
+  if (level == IsaLevel::baseline) f.avx2 = false;
   return f;
 }
 

@@ -15,6 +15,12 @@ bool cpu_has_native_bf16() { return cpu_features().avx512_bf16; }
 // speed), or AVX2 with 7-bit weights (1.15x, int8_linear.cpp). AVX-VNNI (256-bit) was not tried.
 bool cpu_runs_int8() { return cpu_features().avx512_vnni || cpu_features().avx2; }
 
+// Why the CPU lacks a feature: `lacking` as found, or the cap that hides it.
+std::string cpu_lacks(const std::string& lacking) {
+  const auto& cap = cpu_features().cap;
+  return cap.empty() ? lacking : "capped by " + cap;
+}
+
 // Why `precision` cannot run (well) on `device`, or "" when it can: the one place both
 // precision_supported() and require_precision_support() ask.
 std::string unsupported_reason(Precision precision, const torch::Device& device) {
@@ -23,12 +29,14 @@ std::string unsupported_reason(Precision precision, const torch::Device& device)
     case Precision::bf16:
       if (!device.is_cpu()) return "";  // CUDA: accepted unchecked (untested)
       if (!cpu_has_native_bf16())
-        return "bf16 needs a CPU with AVX512-BF16 (this one lacks it; it would run slower than fp32): use fp32";
+        return "bf16 needs a CPU with AVX512-BF16 (" + cpu_lacks("this one lacks it") +
+               "; it would run slower than fp32): use fp32";
       if (!torch::hasMKLDNN()) return "bf16 needs LibTorch built with oneDNN (MKL-DNN); this build has none: use fp32";
       return "";
     case Precision::int8:
       if (!device.is_cpu()) return "int8 inference runs on the CPU only: use fp32 or bf16 on " + device.str();
-      if (!cpu_runs_int8()) return "int8 needs a CPU with AVX2 or AVX512-VNNI (this one has neither): use fp32";
+      if (!cpu_runs_int8())
+        return "int8 needs a CPU with AVX2 or AVX512-VNNI (" + cpu_lacks("this one has neither") + "): use fp32";
       if (!onednn_int8_gemm_available())
         return "int8 needs oneDNN's int8 GEMM (dnnl_gemm_u8s8s32), not found in this LibTorch: use fp32";
       return "";

@@ -119,6 +119,13 @@ if grep -qw avx2 /proc/cpuinfo; then
   check_verbose "linear path: int8" "attention projections: int8, weights quantized once (7-bit" \
     "instruction set: avx2 (capped by NMT_CPU_ISA=avx2)"
 fi
+# As on an x86-64 without AVX2: fp32 the same translations, int8 refused, the cap named.
+NMT_CPU_ISA=baseline "$BIN/nmt-translate" --model "$MODEL" --beam 3 --threads 1 --quiet --verbose \
+  <"$WORK/input.txt" >"$WORK/baseline.txt" 2>"$WORK/verbose.err"
+cmp -s "$WORK/baseline.txt" "$WORK/out.txt" || fail "NMT_CPU_ISA=baseline changed the fp32 translations"
+check_verbose "instruction set: no avx2 (capped by NMT_CPU_ISA=baseline)"
+NMT_CPU_ISA=baseline expect_error "NMT_CPU_ISA=baseline" "$BIN/nmt-translate" --model "$MODEL" --precision int8 <"$WORK/input.txt"
+NMT_CPU_ISA=avx3 expect_error "NMT_CPU_ISA must be avx2, baseline or default" "$BIN/nmt-translate" --model "$MODEL" </dev/null
 head -1 "$WORK/valid.en" | "$BIN/nmt-align" --model "$MODEL" --threads 1 --verbose >/dev/null 2>"$WORK/align.err"
 grep -q "^nmt-align: feed-forward: " "$WORK/align.err" || fail "nmt-align --verbose: no feed-forward line"
 

@@ -1,7 +1,8 @@
 // The vectorised row reductions: the exp within Cephes' accuracy, and every version
-// (base/cpu_features.h; CI runs the tests as found and with NMT_CPU_ISA=avx2) giving the
-// very sums a plain loop in the same order gives, so results never depend on the CPU; and
-// the version that runs is the one the CPU and NMT_CPU_ISA allow.
+// (base/cpu_features.h; CI runs the tests as found and with NMT_CPU_ISA=avx2 and
+// NMT_CPU_ISA=baseline) giving the very sums a plain loop in the same order gives, so
+// results never depend on the CPU; and the version that runs is the one the CPU and
+// NMT_CPU_ISA allow.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -73,6 +74,7 @@ TEST_CASE("the project's own loops run the version the CPU and NMT_CPU_ISA allow
   const auto level = nmt::isa_level();
   const char* cap = std::getenv("NMT_CPU_ISA");
   if (cap != nullptr && std::string(cap) == "avx2") CHECK(level != IsaLevel::avx512);
+  if (cap != nullptr && std::string(cap) == "baseline") CHECK(level == IsaLevel::baseline);
   CHECK(level == (f.avx512 ? IsaLevel::avx512 : f.avx2 ? IsaLevel::avx2 : IsaLevel::baseline));
   const int expected = level == IsaLevel::avx512 ? 512 : level == IsaLevel::avx2 ? 2 : 0;
   CHECK(nmt::choose_version(&version_avx512, &version_avx2, &version_baseline)() == expected);

@@ -1,8 +1,10 @@
 #pragma once
 // What the CPU can do, decided once per process, and the one switch that caps it:
 // NMT_CPU_ISA=avx2 makes the project (and oneDNN, through ONEDNN_MAX_CPU_ISA) behave as
-// on a CPU without AVX-512, so the AVX2 paths can be tested on an AVX-512 machine.
-// NMT_CPU_ISA=default (or unset) uses what the CPU has.
+// on a CPU without AVX-512, so the AVX2 paths can be tested on an AVX-512 machine;
+// NMT_CPU_ISA=baseline as on an x86-64 without AVX2 (oneDNN on SSE4.1). OpenBLAS reads
+// only its own OPENBLAS_CORETYPE, before any of this runs. NMT_CPU_ISA=default (or unset)
+// uses what the CPU has.
 #include <string>
 #include <utility>
 
@@ -17,13 +19,14 @@ struct CpuFeatures {
 };
 
 /// The features of this CPU after the cap. Throws nmt::Error for an NMT_CPU_ISA value
-/// other than avx2 or default.
+/// other than avx2, baseline or default.
 const CpuFeatures& cpu_features();
 
 /// The instruction sets the project's own loops are compiled for (NMT_ISA_VERSIONS).
 enum class IsaLevel { baseline, avx2, avx512 };
 
-/// The highest level cpu_features() allows: under NMT_CPU_ISA=avx2 the AVX2 code runs.
+/// The highest level cpu_features() allows: under NMT_CPU_ISA=avx2 the AVX2 code runs,
+/// under NMT_CPU_ISA=baseline the baseline code.
 IsaLevel isa_level();
 
 /// The version for isa_level(), or the highest one below it that was compiled.

@@ -80,11 +80,13 @@ NMT_ISA_VERSIONS(weighted_slice_any, weighted_slice<0>)
 // Rows of dk floats one apart: what the kernels read a [B, H, T, dk] tensor as.
 torch::Tensor with_unit_last_stride(const torch::Tensor& t) { return t.stride(3) == 1 ? t : t.contiguous(); }
 
-// Calls slice(b, h) for every (b, h) < (batch, heads), spread over LibTorch's threads.
+// Calls slice(b, h, scratch) for every (b, h) < (batch, heads), spread over LibTorch's
+// threads; scratch: scratch_floats floats of the task's own, allocated once per task.
 template <typename Slice>
-void for_each_slice(int64_t batch, int64_t heads, int64_t slice_work, const Slice& slice) {
+void for_each_slice(int64_t batch, int64_t heads, int64_t slice_work, size_t scratch_floats, const Slice& slice) {
   at::parallel_for(0, batch * heads, items_per_task(slice_work), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) slice(i / heads, i % heads);
+    std::vector<float> scratch(scratch_floats);
+    for (int64_t i = begin; i < end; ++i) slice(i / heads, i % heads, scratch.data());
   });
 }
 
@@ -97,14 +99,10 @@ torch::Tensor row_dots(const torch::Tensor& a_in, const torch::Tensor& b_in) {
   const float* a_data = a.data_ptr<float>();
   const float* b_data = b.data_ptr<float>();
   float* out_data = out.data_ptr<float>();
-  const auto scratch_floats = static_cast<size_t>(dk * transposed_width(n));
-  at::parallel_for(0, batch * heads, items_per_task(m * n * dk), [&](int64_t begin, int64_t end) {
-    std::vector<float> scratch(scratch_floats);  // one per task: b's slice, transposed
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t i = item / heads, h = item % heads;
-      slice_dots(a_data + i * a.stride(0) + h * a.stride(1), a.stride(2), m, b_data + i * b.stride(0) + h * b.stride(1),
-                 b.stride(2), n, dk, out_data + (i * heads + h) * m * n, scratch.data());
-    }
+  const auto transposed_slice_floats = static_cast<size_t>(dk * transposed_width(n));  // b's slice, transposed
+  for_each_slice(batch, heads, m * n * dk, transposed_slice_floats, [&](int64_t i, int64_t h, float* scratch) {
+    slice_dots(a_data + i * a.stride(0) + h * a.stride(1), a.stride(2), m, b_data + i * b.stride(0) + h * b.stride(1),
+               b.stride(2), n, dk, out_data + (i * heads + h) * m * n, scratch);
   });
   return out;
 }
@@ -121,7 +119,7 @@ torch::Tensor weighted_rows_product(const torch::Tensor& w, bool transposed, con
   const float* w_data = w.data_ptr<float>();
   const float* b_data = b.data_ptr<float>();
   float* out_data = out.data_ptr<float>();
-  for_each_slice(batch, heads, m * n * dk, [&](int64_t i, int64_t h) {
+  for_each_slice(batch, heads, m * n * dk, 0, [&](int64_t i, int64_t h, float*) {
     const WeightedSlice slice{w_data + i * w.stride(0) + h * w.stride(1),
                               w_row,
                               w_column,
