@@ -73,13 +73,12 @@ CpuFeatures capped(CpuFeatures f) {
   // A cap on oneDNN alone (ONEDNN_MAX_CPU_ISA=AVX2 or below) must cap our choices too:
   // the int8 weights' range depends on which kernels oneDNN runs.
   const auto onednn_cap = environment("ONEDNN_MAX_CPU_ISA");
-  IsaLevel level = IsaLevel::avx512;
+  IsaLevel level = onednn_cap_level(onednn_cap);
   if (cap != nullptr) {
     f.cap = "NMT_CPU_ISA=" + nmt_cap;
     level = cap->level;
-  } else if (onednn_cap_level(onednn_cap) != IsaLevel::avx512) {
+  } else if (level != IsaLevel::avx512) {
     f.cap = "ONEDNN_MAX_CPU_ISA=" + onednn_cap;
-    level = onednn_cap_level(onednn_cap);
   }
   if (level != IsaLevel::avx512) f.avx512 = f.avx512_vnni = f.avx512_bf16 = false;
   if (level == IsaLevel::baseline) f.avx2 = false;
