@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses of tests/fuzz/ with clang-14, AddressSanitizer and
+# Builds the libFuzzer harnesses of tests/fuzz/ with clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer, and runs each. Usage:
 #   scripts/fuzz.sh [SECONDS]        run each harness for SECONDS (default 60)
 #   scripts/fuzz.sh --runs N         run each harness for N executions
 # Prints, per harness, the executions done and whether it crashed; exits 1 on a crash
-# (the crashing input is kept in build-fuzz/crashes/). Needs clang-14 and
-# libclang-rt-14-dev (scripts/install-deps.sh installs them).
+# (the crashing input is kept in build-fuzz/crashes/). Needs clang and its libFuzzer
+# runtime: clang-19 and libclang-rt-19-dev on Debian 13, clang-14 and libclang-rt-14-dev on
+# Debian 12 (scripts/install-deps.sh installs them); $CXX chooses another clang++.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=(-max_total_time="${1:-60}")
 if [ "${1:-}" = "--runs" ]; then limit=(-runs="$2"); fi
-CXX=${CXX:-clang++-14}
+if [ -z "${CXX:-}" ]; then
+  CXX=$(command -v clang++-19 || command -v clang++-14 || true)
+  [ -n "$CXX" ] || { echo "error: neither clang++-19 nor clang++-14 found: run scripts/install-deps.sh" >&2; exit 1; }
+fi
 OUT=${FUZZ_OUT:-build-fuzz}
 mkdir -p "$OUT/crashes"
 FLAGS=(-std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude)

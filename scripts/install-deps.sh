@@ -2,14 +2,30 @@
 # Installs the Debian packages nmt needs. Idempotent and non-interactive; run as root
 # (or with sudo available). Also makes sure LibTorch uses OpenBLAS, not the reference
 # BLAS that libtorch-dev pulls in (measured: ~6 vs 60-90 GFLOP/s on a 1024x1024 matmul).
+# Knows Debian 12 (bookworm: LibTorch 1.13, oneDNN 2.6, Catch2 2) and Debian 13 (trixie:
+# LibTorch 2.6, oneDNN 3.7, Catch2 3); the package names that differ are chosen here.
 set -euo pipefail
 
 source "$(dirname "$0")/library-packages.sh"
+release=$( (. /etc/os-release && echo "${VERSION_CODENAME:-unknown}") 2>/dev/null || echo unknown)
+case "$release" in
+  bookworm) clang_version=14 ;;
+  trixie)
+    clang_version=19
+    # Catch2 3 is packaged as libcatch2-dev ("catch2" is only a transitional package there).
+    library_packages=("${library_packages[@]/#catch2/libcatch2-dev}")
+    ;;
+  *)
+    echo "error: Debian 12 (bookworm) or 13 (trixie) expected; /etc/os-release says '$release'" >&2
+    exit 1
+    ;;
+esac
+echo "Debian release: $release (clang-$clang_version for the fuzz harnesses)" >&2
 packages=(
   cmake g++ make ccache
   "${library_packages[@]}"
   sentencepiece
-  clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer with ASan/UBSan
+  "clang-$clang_version" "libclang-rt-$clang_version-dev"  # scripts/fuzz.sh: libFuzzer with ASan/UBSan
   chromium time python3  # tests: HTML heatmap in a headless browser; bench: peak memory
   curl wrk  # tests: nmt-serve over HTTP; bench: bench/serve_load.sh
 )

@@ -1,7 +1,6 @@
 #include "nmt/base/cli.h"
 
 #include <ATen/Parallel.h>
-#include <torch/version.h>
 
 #include <iostream>
 #include <thread>
@@ -14,6 +13,7 @@
 
 #include "nmt/base/cpu_features.h"
 #include "nmt/base/error.h"
+#include "nmt/base/library_versions.h"
 #include "nmt_version.h"
 
 namespace nmt::cli {
@@ -122,7 +122,7 @@ CLI::Validator positive() {
 
 void add_common_options(CLI::App& app, CommonOptions& options) {
   app.set_version_flag("--version",
-                       "nmt " + project_version() + " (LibTorch " + TORCH_VERSION + ")");
+                       "nmt " + project_version() + " (" + library_versions() + ")");
   app.add_option("--threads", options.threads, "CPU threads for LibTorch (0 = all cores; more than the cores uses the cores)")
       ->check(in_range(0, kMaxThreads))
       ->capture_default_str();

@@ -108,7 +108,9 @@ void load_section(const json& object, Section& section, const std::string& where
       load_section(*it, field, where + "." + key);
     } else {
       if (!type_matches(*it, field))
-        throw Error(where + "." + key + ": expected " + type_name(field) + ", got " + it->dump());
+        // replace: a value with invalid UTF-8 (from --set) is shown with U+FFFD, not thrown on.
+        throw Error(where + "." + key + ": expected " + type_name(field) + ", got " +
+                    it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
       it->get_to(field);
     }
   });

@@ -3,7 +3,7 @@
 #include <ATen/Parallel.h>
 
 #include "nmt/base/cpu_features.h"
-#include "onednn_functions.h"
+#include "nmt/base/library_versions.h"
 
 namespace nmt {
 
@@ -11,7 +11,7 @@ std::vector<std::string> describe_compute(const Seq2SeqModel& model) {
   std::vector<std::string> lines{"linear path: " + linear_path_name(model.linear_path())};
   for (const auto& kind : model.layer_computations()) lines.push_back(kind.layers + ": " + kind.computation);
   lines.push_back("instruction set: " + describe_cpu_features());
-  lines.push_back("oneDNN: " + loaded_onednn_version());
+  lines.push_back("libraries: " + library_versions());
   lines.push_back("threads: " + std::to_string(at::get_num_threads()) + " (LibTorch intra-op)");
   return lines;
 }

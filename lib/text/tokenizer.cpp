@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <filesystem>
 #include <mutex>
@@ -32,6 +33,7 @@ struct Backend {
   decltype(&nmt_spm_encode_pieces) encode_pieces;
   decltype(&nmt_spm_decode_ids) decode_ids;
   decltype(&nmt_spm_train) train;
+  const char* trainer_log_level;  // SentencePiece's minloglevel: warnings, or none (see load_backend)
 };
 
 // The plugin sits next to libnmt.so; NMT_SPM_PLUGIN overrides the path.
@@ -49,6 +51,18 @@ void bind(void* library, const char* name, F& function) {
   if (function == nullptr) throw Error(std::string("SentencePiece plugin lacks ") + name);
 }
 
+// Whether the deep-bound plugin writes to this program's std::cout and std::cerr. Not in a
+// program with copy relocations of them (spm_backend.h): there SentencePiece would crash
+// on its first log line, so it is kept from logging (its errors still come back as text).
+bool shares_standard_streams(void* library) {
+  decltype(&nmt_spm_standard_streams) standard_streams = nullptr;
+  bind(library, "nmt_spm_standard_streams", standard_streams);
+  const void* out = nullptr;
+  const void* err = nullptr;
+  standard_streams(&out, &err);
+  return out == &std::cout && err == &std::cerr;
+}
+
 Backend load_backend() {
   const auto path = plugin_path();
   // RTLD_DEEPBIND: sentencepiece must bind to its own embedded protobuf, not LibTorch's.
@@ -58,6 +72,8 @@ Backend load_backend() {
   bind(library, "nmt_spm_abi_version", b.abi_version);
   if (b.abi_version() != NMT_SPM_ABI_VERSION)
     throw Error("SentencePiece plugin " + path + " has another ABI version");
+  // SentencePiece's levels: 0 info, 1 warning, 2 error, 3 fatal (which ends the process).
+  b.trainer_log_level = shares_standard_streams(library) ? "1" : "3";
   bind(library, "nmt_spm_load", b.load);
   bind(library, "nmt_spm_free", b.free);
   bind(library, "nmt_spm_piece_count", b.piece_count);
@@ -261,7 +277,7 @@ std::vector<std::pair<std::string, std::string>> trainer_flags(const TokenizerTr
           {"bos_id", std::to_string(SpecialIds::kBos)},
           {"eos_id", std::to_string(SpecialIds::kEos)},
           {"model_prefix", ""},
-          {"minloglevel", "1"},
+          {"minloglevel", backend().trainer_log_level},
           // Lines of a corpus can be long; never drop a training sentence silently.
           {"max_sentence_length", "100000"},
           // A vocabulary the data cannot fill must be an error, not a smaller model.

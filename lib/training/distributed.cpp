@@ -33,6 +33,17 @@ std::chrono::milliseconds as_duration(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
+// LibTorch 2.x's TCPStore serves through libuv by default, which Debian 13's LibTorch is
+// built without ("use_libuv was requested but PyTorch was build without libuv support");
+// its one-thread server, LibTorch 1.x's only one, serves a few ranks just as well. The
+// field is set only where this LibTorch has it.
+template <typename Options>
+auto without_libuv(Options& options, int) -> decltype(options.useLibUV = false, void()) {
+  options.useLibUV = false;
+}
+template <typename Options>
+void without_libuv(Options&, long) {}
+
 // c10d's errors carry a C++ backtrace that means nothing to a user.
 std::string detail_of(const std::exception& e) {
   if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return c10_error->what_without_backtrace();
@@ -87,6 +98,7 @@ ProcessGroup::ProcessGroup(const DistributedOptions& options) : options_(options
     store_options.numWorkers = options_.world_size;
     store_options.waitWorkers = true;
     store_options.timeout = as_duration(options_.timeout_seconds);
+    without_libuv(store_options, 0);
     impl_->store = c10::make_intrusive<c10d::TCPStore>(options_.master_addr, store_options);
     auto group_options = c10d::ProcessGroupGloo::Options::create(as_duration(options_.timeout_seconds));
     // GLOO_SOCKET_IFNAME picks the network interface, as in PyTorch; otherwise the

@@ -1,11 +1,13 @@
 #include "nmt/training/fused_adam.h"
 
 #include <ATen/Parallel.h>
-#include <c10/util/C++17.h>
-
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
 #include <utility>
 
 #include "nmt/base/error.h"
@@ -24,12 +26,27 @@ bool one_pass_applies(const std::vector<torch::Tensor>& parameters, const torch:
   return !options.amsgrad() && std::all_of(parameters.begin(), parameters.end(), dense_cpu_fp32);
 }
 
-// The same key Adam::step and Adam::load use, so either finds the other's state.
-std::string state_key(const torch::Tensor& parameter) {
-  return c10::guts::to_string(parameter.unsafeGetTensorImpl());
+// The parameter's TensorImpl, whose address LibTorch 1.x prints into a string (with
+// c10::guts::to_string, through an ostream) and 2.x keeps as it is. A template, so that
+// only the branch of this LibTorch's key type is compiled.
+template <typename Key>
+Key state_key(const torch::Tensor& parameter) {
+  void* const impl = parameter.unsafeGetTensorImpl();
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream text;
+    text << impl;
+    return text.str();
+  } else {
+    static_assert(std::is_same_v<Key, void*>, "a LibTorch whose Adam keys its state by neither");
+    return impl;
+  }
 }
 
 }  // namespace
+
+OptimizerStateKey optimizer_state_key(const torch::Tensor& parameter) {
+  return state_key<OptimizerStateKey>(parameter);
+}
 
 FusedAdam::FusedAdam(const std::vector<torch::Tensor>& parameters, torch::optim::AdamOptions options)
     : torch::optim::Adam(parameters, options), one_pass_(one_pass_applies(parameters, options)) {}
@@ -57,8 +74,52 @@ void FusedAdam::update(double gradient_scale) {
   }
 }
 
+void FusedAdam::load(torch::serialize::InputArchive& archive) {
+  c10::IValue format;
+  if (!archive.try_read("pytorch_version", format)) return torch::optim::Adam::load(archive);  // before LibTorch 1.5
+  if (!format.isString() || format.toStringRef() != "1.5.0")
+    throw Error("the optimizer state has an unknown format (" + format.tagKind() + ")");
+  torch::serialize::InputArchive state_archive, groups_archive;
+  archive.read("state", state_archive);
+  archive.read("param_groups", groups_archive);
+  std::unordered_map<std::string, std::unique_ptr<torch::optim::AdamParamState>> saved;
+  for (const auto& key : state_archive.keys()) {
+    torch::serialize::InputArchive one;
+    state_archive.read(key, one);
+    saved[key] = std::make_unique<torch::optim::AdamParamState>();
+    saved[key]->serialize(one);
+  }
+  torch::Tensor group_count;
+  groups_archive.read("param_groups/size", group_count);
+  if (group_count.item<int64_t>() != static_cast<int64_t>(param_groups_.size()))
+    throw Error("the optimizer state has " + std::to_string(group_count.item<int64_t>()) +
+                " parameter groups, this optimizer " + std::to_string(param_groups_.size()));
+  state_.clear();
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    torch::serialize::InputArchive group;
+    groups_archive.read("param_groups/" + std::to_string(g), group);
+    auto& parameters = param_groups_[g].params();
+    torch::Tensor count;
+    group.read("params/size", count);
+    if (count.item<int64_t>() != static_cast<int64_t>(parameters.size()))
+      throw Error("the optimizer state has " + std::to_string(count.item<int64_t>()) + " parameters, the model " +
+                  std::to_string(parameters.size()));
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      c10::IValue key;
+      group.read("params/" + std::to_string(i), key);
+      const auto found = saved.find(key.toStringRef());
+      if (found != saved.end()) state_[optimizer_state_key(parameters[i])] = std::move(found->second);
+    }
+    torch::serialize::InputArchive options_archive;
+    group.read("options", options_archive);
+    auto options = std::make_unique<torch::optim::AdamOptions>();
+    options->serialize(options_archive);
+    param_groups_[g].set_options(std::move(options));
+  }
+}
+
 torch::optim::AdamParamState& FusedAdam::state_of(const torch::Tensor& parameter) {
-  auto& slot = state_[state_key(parameter)];
+  auto& slot = state_[optimizer_state_key(parameter)];
   if (!slot) {
     auto fresh = std::make_unique<torch::optim::AdamParamState>();
     fresh->step(0);

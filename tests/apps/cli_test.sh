@@ -112,7 +112,11 @@ check_verbose() {
   >"$WORK/verbose.txt" 2>"$WORK/verbose.err"
 cmp -s "$WORK/verbose.txt" "$WORK/out.txt" || fail "--verbose changed the translations"
 check_verbose "linear path: fp32_" "attention projections: fp32" "feed-forward: fp32" "output projection: fp32" \
-  "instruction set: " "oneDNN: " "threads: 1 (LibTorch intra-op)"
+  "instruction set: " "libraries: LibTorch " "threads: 1 (LibTorch intra-op)"
+# --version names the stack that runs: LibTorch and its ABI, the loaded oneDNN and its headers, SentencePiece.
+"$BIN/nmt-translate" --version >"$WORK/version.txt"
+grep -qE '^nmt [0-9.]+ \(LibTorch [0-9.]+[^ ]* \(C\+\+ ABI (cxx11|pre-cxx11)\), oneDNN [0-9]+\.[0-9]+\.[0-9]+ \(headers [0-9.]+\), SentencePiece [0-9]' \
+  "$WORK/version.txt" || { cat "$WORK/version.txt" >&2; fail "--version does not name the libraries' versions"; }
 if grep -qw avx2 /proc/cpuinfo; then
   NMT_CPU_ISA=avx2 "$BIN/nmt-translate" --model "$MODEL" --precision int8 --threads 1 --quiet --verbose \
     <"$WORK/input.txt" >/dev/null 2>"$WORK/verbose.err"

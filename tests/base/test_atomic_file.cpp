@@ -1,6 +1,6 @@
 // Atomic writes: regular files replaced whole, symlinks followed, FIFOs and devices
 // written in place, failures leaving the old file, dead writers' temporaries removed.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,9 +47,9 @@ TEST_CASE("a FIFO is written in place, never replaced", "[atomic_file]") {
 
 TEST_CASE("a full device is an error naming the path and the reason", "[atomic_file]") {
   if (!fs::exists("/dev/full")) return;
-  CHECK_THROWS_WITH(write_file_atomically("/dev/full", "x"), Catch::Contains("cannot write /dev/full: No space left"));
+  CHECK_THROWS_WITH(write_file_atomically("/dev/full", "x"), HasSubstring("cannot write /dev/full: No space left"));
   AtomicFileWriter writer("/dev/full");
-  CHECK_THROWS_WITH(writer.write("x"), Catch::Contains("No space left"));
+  CHECK_THROWS_WITH(writer.write("x"), HasSubstring("No space left"));
   CHECK(fs::is_character_file("/dev/full"));
 }
 
@@ -62,7 +62,7 @@ TEST_CASE("a streaming write that is not committed leaves the old file", "[atomi
   }  // destroyed without commit: the run failed
   CHECK(read_file(dir.file("out.jsonl"), "file") == "old\n");
   CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator{}) == 1);
-  CHECK_THROWS_WITH(write_file_atomically(dir.path().string(), "x"), Catch::Contains("is a directory"));
+  CHECK_THROWS_WITH(write_file_atomically(dir.path().string(), "x"), HasSubstring("is a directory"));
 }
 
 TEST_CASE("temporaries of dead writers are removed, live ones kept", "[atomic_file]") {

@@ -1,6 +1,6 @@
 // The conventions every tool shares: output before an error still reaches stdout, std::cout
 // gets its own buffer back, range messages stay short, --threads beyond the cores.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <fcntl.h>
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // The model-directory lock: exclusive between processes, released when its holder ends.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,5 +38,5 @@ TEST_CASE("a locked directory cannot be locked by another process", "[lock]") {
     CHECK(!another_process_can_lock(dir.path().string()));
   }
   CHECK(another_process_can_lock(dir.path().string()));
-  CHECK_THROWS_WITH(DirectoryLock(dir.file("missing")), Catch::Contains("cannot open directory"));
+  CHECK_THROWS_WITH(DirectoryLock(dir.file("missing")), HasSubstring("cannot open directory"));
 }

@@ -1,5 +1,5 @@
 #include <ATen/Parallel.h>
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include "nmt/base/parallel_loops.h"
 

@@ -3,7 +3,7 @@
 // NMT_CPU_ISA=baseline) giving the very sums a plain loop in the same order gives, so
 // results never depend on the CPU; and the version that runs is the one the CPU and
 // NMT_CPU_ISA allow.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include <cmath>
 #include <cstdlib>

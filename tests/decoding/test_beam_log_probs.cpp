@@ -2,7 +2,7 @@
 // the searches' shortcuts (first step at batch size, rows expanded and reordered,
 // attention skipped when not kept, sentences leaving the batch) must not change the
 // numbers. Checked against forced decoding, which steps one sentence on one row.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "nmt/decoding/translator.h"

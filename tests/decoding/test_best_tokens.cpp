@@ -1,6 +1,6 @@
 // best_tokens against the long way round: LibTorch's log_softmax in double, the forbidden
 // entries set to -inf, and a stable sort of every row.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include <algorithm>

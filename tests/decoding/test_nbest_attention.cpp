@@ -1,7 +1,7 @@
 // With keep_attention, every n-best hypothesis carries its own attention (the rows the
 // model produced along that hypothesis), not the best one's: nmt-serve's page switches
 // between them. Checked against forced decoding of each hypothesis.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "nmt/decoding/translator.h"

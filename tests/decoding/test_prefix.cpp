@@ -1,7 +1,7 @@
 // Prefix-constrained decoding: every hypothesis of every strategy starts with its row's
 // prefix, the search goes on freely after it, and a hypothesis's score is the model's
 // log-prob of all its tokens, prefix included (forced decoding gives the same).
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "nmt/base/error.h"
@@ -74,7 +74,7 @@ TEST_CASE("prefixes are checked", "[search][prefix]") {
   const auto source = torch::tensor({{4, 5, 6, 3}});
   SearchOptions options;
   options.prefixes = {{4}, {5}};
-  CHECK_THROWS_WITH(beam_search(model, source, options), Catch::Contains("2 prefixes for 1 source rows"));
+  CHECK_THROWS_WITH(beam_search(model, source, options), HasSubstring("2 prefixes for 1 source rows"));
   options.prefixes = {{4, SpecialIds::kEos}};
-  CHECK_THROWS_WITH(beam_search(model, source, options), Catch::Contains("special token 3"));
+  CHECK_THROWS_WITH(beam_search(model, source, options), HasSubstring("special token 3"));
 }

@@ -1,7 +1,7 @@
 // The sample strategy: it draws from the model's distribution (and from the tempered,
 // top-k and top-p cut one), the same seed gives the same samples whatever the batching,
 // and top-k 1 or a tiny top-p is greedy search.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include <cmath>
@@ -154,11 +154,11 @@ TEST_CASE("sampling options are checked", "[search][sampling]") {
   options.beam = 1;  // nbest is the number of samples: no beam needed
   CHECK_NOTHROW(sampling_search(model, source, options));
   options.sampling.top_p = 0;
-  CHECK_THROWS_WITH(sampling_search(model, source, options), Catch::Contains("top_p must be in (0, 1]"));
+  CHECK_THROWS_WITH(sampling_search(model, source, options), HasSubstring("top_p must be in (0, 1]"));
   options.sampling.top_p = 1;
   options.sampling.temperature = 0;
-  CHECK_THROWS_WITH(sampling_search(model, source, options), Catch::Contains("temperature must be finite and > 0"));
+  CHECK_THROWS_WITH(sampling_search(model, source, options), HasSubstring("temperature must be finite and > 0"));
   options.sampling.temperature = 1;
   options.line_numbers = {1, 2};
-  CHECK_THROWS_WITH(sampling_search(model, source, options), Catch::Contains("2 line numbers for 1 source rows"));
+  CHECK_THROWS_WITH(sampling_search(model, source, options), HasSubstring("2 line numbers for 1 source rows"));
 }

@@ -1,6 +1,6 @@
 // Beam and greedy search against exhaustive search over a fake model whose every
 // log-prob the tests can recompute (tests/support/fake_seq2seq.h, tests/support/search_reference.h).
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include "support/search_reference.h"
 

@@ -1,6 +1,6 @@
 // Search details: length limits, kept attention, batch shrinking, the exact stopping
 // rule, forced decoding and option validation.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -190,7 +190,7 @@ TEST_CASE("search options are validated", "[search]") {
   auto invalid = [](auto change, const char* field) {
     SearchOptions o;
     change(o);
-    CHECK_THROWS_WITH(o.validate(), Catch::Contains(field));
+    CHECK_THROWS_WITH(o.validate(), HasSubstring(field));
   };
   invalid([](SearchOptions& o) { o.beam = 0; }, "beam");
   invalid([](SearchOptions& o) { o.nbest = 0; }, "nbest");

@@ -1,5 +1,5 @@
 // The search-strategy registry: the default choice by beam size, explicit choices, refusals.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "nmt/base/error.h"
@@ -23,7 +23,7 @@ TEST_CASE("beam 1 picks greedy by default, an explicit choice wins", "[strategy]
   options.strategy = "greedy";
   CHECK(strategy_for(options).name == "greedy");
   options.strategy = "sampling";
-  CHECK_THROWS_WITH(strategy_for(options), Catch::Contains("unknown search strategy \"sampling\" (expected greedy, beam, sample)"));
+  CHECK_THROWS_WITH(strategy_for(options), HasSubstring("unknown search strategy \"sampling\" (expected greedy, beam, sample)"));
 }
 
 TEST_CASE("search() runs the chosen strategy", "[strategy]") {
@@ -49,5 +49,5 @@ TEST_CASE("search() runs the chosen strategy", "[strategy]") {
 
   options.strategy = "greedy";
   options.nbest = 2;
-  CHECK_THROWS_WITH(search(model, source, options), Catch::Contains("nbest must be 1"));
+  CHECK_THROWS_WITH(search(model, source, options), HasSubstring("nbest must be 1"));
 }

@@ -1,5 +1,5 @@
 // Translator: batching never changes a result, bad lines never shift the output.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "nmt/models/checkpoint.h"
@@ -62,7 +62,7 @@ TEST_CASE("empty and invalid lines keep their place", "[translator]") {
   CHECK(results[1].warning.empty());
   CHECK(results[4].hypotheses.empty());
   CHECK(results[5].skipped);
-  CHECK_THAT(results[5].warning, Catch::Contains("invalid UTF-8"));
+  CHECK_THAT(results[5].warning, HasSubstring("invalid UTF-8"));
   CHECK(results[5].best_text().empty());
   for (size_t i : {0, 2, 3, 6, 7}) CHECK(results[i].hypotheses.size() == 1);
 }
@@ -78,7 +78,7 @@ TEST_CASE("over-long inputs are truncated and flagged", "[translator]") {
   const auto result = translator.translate({"seven hundred seventy-seven thousand seven hundred seventy-seven"}).front();
   CHECK(result.truncated);
   CHECK(result.source_ids.size() == 5);
-  CHECK_THAT(result.warning, Catch::Contains("truncated to 5"));
+  CHECK_THAT(result.warning, HasSubstring("truncated to 5"));
   CHECK(result.hypotheses.size() == 1);
 }
 

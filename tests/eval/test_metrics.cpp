@@ -1,7 +1,7 @@
 // Hand-checked BLEU / chrF values. There is no sacreBLEU to compare against on
 // the build machines, so each expected number is derived in the comments from
 // the n-gram counts and sacreBLEU 2.x's formulas.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include <cmath>
 #include <stdexcept>

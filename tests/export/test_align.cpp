@@ -1,6 +1,6 @@
 // Attention export: the helpers, the JSON against docs/align.schema.json, and the
 // matrices against the model's own step outputs.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include <fstream>
@@ -77,9 +77,9 @@ TEST_CASE("layer selection accepts all, last and an index, and rejects the rest"
   CHECK(select_layers("all", 3, "transformer") == std::vector<int64_t>{0, 1, 2});
   CHECK(select_layers("last", 3, "transformer") == std::vector<int64_t>{2});
   CHECK(select_layers("1", 3, "transformer") == std::vector<int64_t>{1});
-  CHECK_THROWS_WITH(select_layers("3", 3, "transformer"), Catch::Contains("0..2"));
-  CHECK_THROWS_WITH(select_layers("x", 3, "transformer"), Catch::Contains("--layers x"));
-  CHECK_THROWS_WITH(select_layers("all", 0, "gru"), Catch::Contains("gru model has no attention layers"));
+  CHECK_THROWS_WITH(select_layers("3", 3, "transformer"), HasSubstring("0..2"));
+  CHECK_THROWS_WITH(select_layers("x", 3, "transformer"), HasSubstring("--layers x"));
+  CHECK_THROWS_WITH(select_layers("all", 0, "gru"), HasSubstring("gru model has no attention layers"));
 }
 
 TEST_CASE("exports conform to the schema, for every family and option", "[align]") {
@@ -99,7 +99,7 @@ TEST_CASE("exports conform to the schema, for every family and option", "[align]
         CHECK(object["has_attention"] == (arch != "gru"));
         if (arch == "gru") {
           CHECK_FALSE(object.contains("attention"));
-          CHECK_THAT(object["note"].get<std::string>(), Catch::Contains("no attention"));
+          CHECK_THAT(object["note"].get<std::string>(), HasSubstring("no attention"));
           continue;
         }
         const auto& side = word_level ? std::string("words") : std::string("pieces");

@@ -2,7 +2,7 @@
 // number-words task looks at the English units word while writing the German one,
 // although German puts the units first ("forty-seven" -> "siebenundvierzig").
 #include <ATen/Parallel.h>
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "nmt/export/attention_export.h"

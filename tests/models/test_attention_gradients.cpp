@@ -2,7 +2,7 @@
 // products of attention_products.h, heads merged by a view) must give the gradients of
 // the textbook formula written in plain LibTorch operations, for every parameter and the
 // inputs, with padding masked, for heads of 64 and of 16.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include <torch/torch.h>
 

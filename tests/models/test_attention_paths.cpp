@@ -4,7 +4,7 @@
 // Both must give the same attention, for head widths the kernel special-cases (64) and
 // others (20: a partial block of 8), for lengths around its groups of 4 positions, and for
 // every rows layout.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include <torch/torch.h>
 

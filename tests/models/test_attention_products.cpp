@@ -3,7 +3,7 @@
 // kernels special-case (64) and others (20: a partial block of 8 lanes; 8: one block), for
 // query and key lengths around the kernels' groups of 4 rows, and for inputs read in place
 // from a fused projection (rows 3 x H x dk apart) as well as contiguous ones.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include <torch/torch.h>
 

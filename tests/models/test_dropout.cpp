@@ -1,6 +1,6 @@
 // nmt::dropout: LibTorch's inverted dropout, with the mask drawn in parallel from a seed
 // of the default generator.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "nmt/base/error.h"

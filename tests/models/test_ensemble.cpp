@@ -1,7 +1,7 @@
 // Ensembles: N copies of one model decode as that model does (tokens and scores), the
 // combination is the mean of the members' probabilities, the state follows the searches'
 // reorders, and models with other tokenizers are refused.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "nmt/base/error.h"
@@ -94,5 +94,5 @@ TEST_CASE("load_ensemble refuses models with other tokenizers", "[ensemble]") {
   const auto other = test::other_tokenizer(dir);
   save_checkpoint(dir.file("c.pt"), a.config, *a.model, a.source_tokenizer, other);
   CHECK_THROWS_WITH(load_ensemble({dir.file("a.pt"), dir.file("c.pt")}),
-                    Catch::Contains("the target tokenizer of " + dir.file("c.pt") + " differs"));
+                    HasSubstring("the target tokenizer of " + dir.file("c.pt") + " differs"));
 }

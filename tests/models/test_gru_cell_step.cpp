@@ -1,7 +1,7 @@
 // gru_cell_step (nmt/models/rnn/gru_cell_step.h) is the GRUCell: on fp32_torch it is the
 // module itself; on fp32_onednn (inference) and bf16_mixed (mixed-precision training) its
 // own gate arithmetic must give the module's result and, in training, the module's gradients.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "nmt/models/rnn/gru_cell_step.h"

@@ -1,6 +1,6 @@
 // Checkpoints written by main before the layout change (tests/fixtures/main-896ef85: flat
 // config, every family) still load, give the same log-probs and translations, and resume.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include <filesystem>

@@ -2,7 +2,7 @@
 // Transformer's Linear weights once and stays close to fp32; mixed-precision training
 // (every family) keeps fp32 master weights and fp32 gradients; what is not implemented
 // says so.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "nmt/base/error.h"
@@ -41,11 +41,11 @@ TEST_CASE("precision names parse and unknown ones are refused", "[precision]") {
   CHECK(parse_precision("fp32") == Precision::fp32);
   CHECK(parse_precision("bf16") == Precision::bf16);
   CHECK(parse_precision("int8") == Precision::int8);
-  CHECK_THROWS_WITH(parse_precision("fp16"), Catch::Contains("fp32, bf16 or int8"));
+  CHECK_THROWS_WITH(parse_precision("fp16"), HasSubstring("fp32, bf16 or int8"));
   CHECK(precision_name(Precision::bf16) == "bf16");
   CHECK(precision_name(Precision::int8) == "int8");
   CHECK_THROWS_WITH(resolve_training_precision("int8", torch::kCPU),
-                    Catch::Contains("inference only"));
+                    HasSubstring("inference only"));
 }
 
 TEST_CASE("bf16 inference converts the Transformer once and stays close to fp32", "[precision]") {
@@ -73,7 +73,7 @@ TEST_CASE("bf16 inference converts the Transformer once and stays close to fp32"
     CHECK(diff < 0.05);  // 8-bit mantissa, fp32 accumulation
   }
   CHECK_THROWS_WITH(model->use_linear_path(LinearPath::fp32_torch),
-                    Catch::Contains("converted to bf16_weights and cannot be converted to fp32_torch"));
+                    HasSubstring("converted to bf16_weights and cannot be converted to fp32_torch"));
 }
 
 TEST_CASE("int8 inference quantizes the Transformer once and stays near fp32", "[precision]") {
@@ -92,14 +92,14 @@ TEST_CASE("int8 inference quantizes the Transformer once and stays near fp32", "
     CHECK(diff < 0.1);  // 7 bits per weight row and per input row
   }
   CHECK_THROWS_WITH(model->use_linear_path(LinearPath::bf16_weights),
-                    Catch::Contains("converted to int8 and cannot be converted to bf16_weights"));
+                    HasSubstring("converted to int8 and cannot be converted to bf16_weights"));
 }
 
 TEST_CASE("bf16 and int8 inference are refused for the RNN families", "[precision]") {
   auto model = build_model(small_model("attention"));
   model->use_linear_path(inference_path(Precision::fp32, torch::kCPU));
-  CHECK_THROWS_WITH(model->use_linear_path(LinearPath::bf16_weights), Catch::Contains("transformer family only"));
-  CHECK_THROWS_WITH(model->use_linear_path(LinearPath::int8), Catch::Contains("transformer family only"));
+  CHECK_THROWS_WITH(model->use_linear_path(LinearPath::bf16_weights), HasSubstring("transformer family only"));
+  CHECK_THROWS_WITH(model->use_linear_path(LinearPath::int8), HasSubstring("transformer family only"));
 }
 
 TEST_CASE("mixed-precision training keeps fp32 weights and gradients near fp32, in every family",

@@ -1,6 +1,6 @@
 // The model-family registry: what it lists, how it refuses, and that each family checks
 // its own config section.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include "nmt/base/error.h"
 #include "nmt/models/registry.h"
@@ -18,7 +18,7 @@ TEST_CASE("an unknown family is refused with the registered names", "[registry]"
   config.arch = "lstm";
   config.source_vocab = config.target_vocab = 10;
   CHECK_THROWS_WITH(build_model(config),
-                    Catch::Contains("\"lstm\" is not a model family (registered: gru, attention, transformer)"));
+                    HasSubstring("\"lstm\" is not a model family (registered: gru, attention, transformer)"));
   CHECK_THROWS_AS(validate_model_config(config), Error);
 }
 
@@ -26,20 +26,20 @@ TEST_CASE("each family validates its own section", "[registry]") {
   ModelConfig config;
   config.arch = "attention";
   config.rnn.hidden_dim = 31;
-  CHECK_THROWS_WITH(validate_model_config(config), Catch::Contains("model.rnn.hidden_dim must be even"));
+  CHECK_THROWS_WITH(validate_model_config(config), HasSubstring("model.rnn.hidden_dim must be even"));
   config.rnn.hidden_dim = 32;
   config.rnn.attention = "cosine";
-  CHECK_THROWS_WITH(validate_model_config(config), Catch::Contains("model.rnn.attention must be"));
+  CHECK_THROWS_WITH(validate_model_config(config), HasSubstring("model.rnn.attention must be"));
   config.arch = "gru";  // the GRU seq2seq has no attention: the setting is not its business
   CHECK_NOTHROW(validate_model_config(config));
   config.rnn.layers = 0;
-  CHECK_THROWS_WITH(validate_model_config(config), Catch::Contains("model.rnn"));
+  CHECK_THROWS_WITH(validate_model_config(config), HasSubstring("model.rnn"));
 
   config = ModelConfig{};
   config.transformer.heads = 3;  // 256 is not a multiple of 3
-  CHECK_THROWS_WITH(validate_model_config(config), Catch::Contains("multiple of heads"));
+  CHECK_THROWS_WITH(validate_model_config(config), HasSubstring("multiple of heads"));
   config.transformer.heads = 4;
   config.transformer.norm = "middle";
-  CHECK_THROWS_WITH(validate_model_config(config), Catch::Contains("norm must be"));
+  CHECK_THROWS_WITH(validate_model_config(config), HasSubstring("norm must be"));
   config.transformer.norm = "post";
 }

@@ -1,6 +1,6 @@
 // Behaviour every model family must show, checked here for the two RNN families
 // (the Transformer has its own file with the same checks and more).
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "nmt/training/loss.h"

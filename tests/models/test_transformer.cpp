@@ -2,7 +2,7 @@
 // teacher-forced pass, padding invariance, attention distributions, beam reordering,
 // ability to learn, and parameter sharing. Tiny configs keep every case well under a second
 // (the overfitting case takes a few).
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include <torch/torch.h>
 

@@ -1,6 +1,6 @@
 // BatchQueue: answers in order, batches only equal options, respects the token limit,
 // batches concurrent requests, drains on stop and refuses after it.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include <atomic>
 #include <mutex>
@@ -77,7 +77,7 @@ TEST_CASE("prefixes and constraints travel with their lines through a shared bat
   auto b = queue.submit({"b1"}, with_beam(2));
   a.get();
   b.get();
-  CHECK_THROWS_WITH(queue.submit({"c1"}, with_beam(2), {LineGuide{}, LineGuide{}}), Catch::Contains("2 line guides for 1 lines"));
+  CHECK_THROWS_WITH(queue.submit({"c1"}, with_beam(2), {LineGuide{}, LineGuide{}}), HasSubstring("2 line guides for 1 lines"));
   queue.stop();
   REQUIRE(fake.batches.size() == 1);
   const auto& guides = fake.batches[0].guides;

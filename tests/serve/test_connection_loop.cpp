@@ -1,7 +1,7 @@
 // The connection loop over real sockets on loopback: slow clients do not hold it, deadlines
 // and per-client limits are kept, pipelined requests are answered in order, and stopping
 // answers what was received in full.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -142,7 +142,7 @@ TEST_CASE("500 slow connections from one address do not keep another client wait
   // Over the per-address limit: refused with 503 at once, not held.
   const auto refused = read_to_end(slow.back());
   CHECK(refused.rfind("HTTP/1.1 503", 0) == 0);
-  CHECK_THAT(refused, Catch::Contains("too many connections from 127.0.0.1"));
+  CHECK_THAT(refused, HasSubstring("too many connections from 127.0.0.1"));
   for (const int fd : slow) ::close(fd);
   ::close(other);
 }
@@ -183,15 +183,15 @@ TEST_CASE("pipelined requests are answered in order on one connection", "[serve]
   send_text(fd, "GET /first HTTP/1.1\r\n\r\nHEAD /second HTTP/1.1\r\n\r\nGET /third HTTP/1.1\r\nConnection: close\r\n\r\n");
   const auto first = read_response(fd);
   CHECK(body_of(first) == "/first");
-  CHECK_THAT(first, Catch::Contains("Connection: keep-alive"));
+  CHECK_THAT(first, HasSubstring("Connection: keep-alive"));
   // HEAD: the head says how long the body would be, and no body follows.
   std::string second;
   char c;
   while (second.find("\r\n\r\n") == std::string::npos && ::recv(fd, &c, 1, 0) == 1) second += c;
-  CHECK_THAT(second, Catch::Contains("Content-Length: 7\r\n"));
+  CHECK_THAT(second, HasSubstring("Content-Length: 7\r\n"));
   const auto third = read_to_end(fd);
   CHECK(body_of(third) == "/third");
-  CHECK_THAT(third, Catch::Contains("Connection: close"));
+  CHECK_THAT(third, HasSubstring("Connection: close"));
   ::close(fd);
 }
 
@@ -203,7 +203,7 @@ TEST_CASE("a refused request is answered before the connection closes", "[serve]
   send_text(fd, "POST /v1/translate HTTP/1.1\r\nContent-Length: 5000\r\n\r\n" + std::string(5000, 'x'));
   const auto answer = read_to_end(fd);
   CHECK(answer.rfind("HTTP/1.1 413 Payload Too Large\r\n", 0) == 0);
-  CHECK_THAT(answer, Catch::Contains("Connection: close"));
+  CHECK_THAT(answer, HasSubstring("Connection: close"));
   ::close(fd);
 }
 
@@ -219,7 +219,7 @@ TEST_CASE("stopping answers the requests received in full and closes the others"
   server->release_slow();
   const auto answer = read_to_end(busy);
   CHECK(body_of(answer) == "/slow");
-  CHECK_THAT(answer, Catch::Contains("Connection: close"));
+  CHECK_THAT(answer, HasSubstring("Connection: close"));
   server->thread.join();  // run() returned
   ::close(busy);
   ::close(idle);

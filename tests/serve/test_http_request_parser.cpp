@@ -1,6 +1,6 @@
 // The HTTP request parser: requests arriving in pieces, both body framings, pipelining,
 // and every refusal with its status.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include <string>
 #include <utility>

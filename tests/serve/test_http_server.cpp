@@ -1,6 +1,6 @@
 // HttpServer's lifecycle: a listening socket that fails is an error, not a clean stop,
 // and stop() returns however serve() ended.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -57,7 +57,7 @@ TEST_CASE("serve() throws when accepting fails, and stop() still returns", "[ser
   ::shutdown(fd, SHUT_RDWR);  // accept() now fails with EINVAL, as on a socket gone bad
   auto result = outcome.get_future();
   REQUIRE(result.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
-  CHECK_THAT(result.get(), Catch::Contains("stopped accepting connections on 127.0.0.1:" + std::to_string(server.port())));
+  CHECK_THAT(result.get(), HasSubstring("stopped accepting connections on 127.0.0.1:" + std::to_string(server.port())));
   serving.join();
   server.stop();
   queue.stop();

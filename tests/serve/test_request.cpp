@@ -1,5 +1,5 @@
 // Request checks: every bad input class is a RequestError with a 4xx status naming it.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include <limits>
 
@@ -64,7 +64,7 @@ TEST_CASE("bad requests are refused with a status naming the problem", "[serve]"
   CHECK(status_of(R"([{"src": 5}])", true) == 400);
   CHECK(status_of(R"([{"src": "ok", "id": "x"}])", true) == 400);
   CHECK(status_of(R"([])", true) == 400);
-  CHECK_THROWS_WITH(parse_translate_request(R"({"text": ["ok", 2]})", {}, {}), Catch::Contains("text[1]"));
+  CHECK_THROWS_WITH(parse_translate_request(R"({"text": ["ok", 2]})", {}, {}), HasSubstring("text[1]"));
 }
 
 TEST_CASE("the request size limit saturates instead of wrapping", "[serve]") {

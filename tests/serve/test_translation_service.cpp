@@ -1,6 +1,6 @@
 // TranslationService: the same translations as nmt::Translator with the same options,
 // and nmt-align's attention object for every hypothesis when asked.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "nmt/export/attention_export.h"

@@ -1,6 +1,6 @@
 #pragma once
 // Checks that every Seq2SeqModel must pass, shared by the per-family test files.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "nmt/training/loss.h"

@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include "support/fake_seq2seq.h"
 #include "nmt/decoding/search.h"

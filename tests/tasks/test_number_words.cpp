@@ -1,6 +1,6 @@
 #include "nmt/tasks/number_words.h"
 
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include <set>
 #include <stdexcept>

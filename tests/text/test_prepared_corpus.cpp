@@ -1,6 +1,6 @@
 // The prepared corpus: the same ids as encoding the text in memory, the same batches, and
 // refusal of damaged, foreign and stale files.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 
 #include <filesystem>
 #include <fstream>
@@ -191,17 +191,17 @@ TEST_CASE("damaged, truncated and foreign files are refused by name", "[prepared
   const auto good = bytes_of(p.dir.file("c.nmtc"));
   const auto path = p.dir.file("bad.nmtc");
   write_text(path, good.substr(0, good.size() - 10));
-  CHECK_THROWS_WITH(PreparedCorpus::open(path), Catch::Contains("bad.nmtc is truncated"));
+  CHECK_THROWS_WITH(PreparedCorpus::open(path), HasSubstring("bad.nmtc is truncated"));
   for (const std::streamoff offset : {std::streamoff(200), std::streamoff(good.size() - 40), std::streamoff(40)}) {
     write_text(path, good);
     flip_byte(path, offset);
     INFO("byte " << offset);
-    CHECK_THROWS_WITH(PreparedCorpus::open(path), Catch::Contains("bad.nmtc is corrupted"));
+    CHECK_THROWS_WITH(PreparedCorpus::open(path), HasSubstring("bad.nmtc is corrupted"));
   }
   write_text(path, "hello, I am a text file that is longer than a header of a prepared corpus .............."
                    "......................................................................................");
-  CHECK_THROWS_WITH(PreparedCorpus::open(path), Catch::Contains("bad.nmtc is not a prepared corpus"));
-  CHECK_THROWS_WITH(PreparedCorpus::open(p.dir.file("missing.nmtc")), Catch::Contains("missing.nmtc"));
+  CHECK_THROWS_WITH(PreparedCorpus::open(path), HasSubstring("bad.nmtc is not a prepared corpus"));
+  CHECK_THROWS_WITH(PreparedCorpus::open(p.dir.file("missing.nmtc")), HasSubstring("missing.nmtc"));
 }
 
 TEST_CASE("bad input is an error naming file and line, and leaves no file behind", "[prepared]") {
@@ -210,9 +210,9 @@ TEST_CASE("bad input is an error naming file and line, and leaves no file behind
   write_text(p.dir.file("bad.de"), "eins\nzwei\ndrei\n");
   auto o = p.options("out.nmtc");
   o.source_path = p.dir.file("bad.en"), o.target_path = p.dir.file("bad.de");
-  CHECK_THROWS_WITH(prepare_corpus(o), Catch::Contains("bad.en:3: invalid UTF-8"));
+  CHECK_THROWS_WITH(prepare_corpus(o), HasSubstring("bad.en:3: invalid UTF-8"));
   write_text(p.dir.file("bad.en"), "one\ntwo\n");
-  CHECK_THROWS_WITH(prepare_corpus(o), Catch::Contains("bad.en has 2 lines but") && Catch::Contains("has 3"));
+  CHECK_THROWS_WITH(prepare_corpus(o), HasSubstring("bad.en has 2 lines but") && HasSubstring("has 3"));
   std::vector<std::string> left;
   for (const auto& entry : std::filesystem::directory_iterator(p.dir.path()))
     if (entry.path().filename().string().rfind("out.nmtc", 0) == 0) left.push_back(entry.path().string());
@@ -232,7 +232,7 @@ TEST_CASE("a cached corpus is reused, and prepared again when its source changes
   const auto first = open_cached_corpus(request);
   CHECK(first->size() == 298);
   REQUIRE(!lines.empty());
-  CHECK_THAT(lines.front(), Catch::Contains("not prepared yet"));
+  CHECK_THAT(lines.front(), HasSubstring("not prepared yet"));
   lines.clear();
   open_cached_corpus(request);
   CHECK(lines == std::vector<std::string>{"using the prepared corpus " + cached_corpus_path(request)});
@@ -243,10 +243,10 @@ TEST_CASE("a cached corpus is reused, and prepared again when its source changes
   lines.clear();
   CHECK(open_cached_corpus(request)->size() == 299);
   REQUIRE(!lines.empty());
-  CHECK_THAT(lines.front(), Catch::Contains("mixed.en changed since it was prepared"));
+  CHECK_THAT(lines.front(), HasSubstring("mixed.en changed since it was prepared"));
   // A failed preparation removes the directories it created.
   write_text(p.dir.file("mixed.de"), "too short\n");
   request.cache_dir = p.dir.file("fresh/cache");
-  CHECK_THROWS_WITH(open_cached_corpus(request), Catch::Contains("not line-aligned"));
+  CHECK_THROWS_WITH(open_cached_corpus(request), HasSubstring("not line-aligned"));
   CHECK(!std::filesystem::exists(p.dir.file("fresh")));
 }

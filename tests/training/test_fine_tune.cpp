@@ -1,7 +1,7 @@
 // nmt-train --init-from: a new run that starts where a trained model is (its validation
 // loss, not a fresh model's), with a fresh step count; a model section or tokenizer that
 // differs is refused, and so is a model directory that already has a run.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include <fstream>
@@ -78,8 +78,8 @@ TEST_CASE("fine-tuning refuses another architecture, other tokenizers, and a dir
   wider.model_config_given = true;
   wider.config.model.transformer.ffn_dim = 128;
   wider.config.model.dropout = 0.3;  // may change
-  CHECK_THROWS_WITH(train(wider), Catch::Contains("model.transformer.ffn_dim (stored 64, given 128)") &&
-                                      !Catch::Contains("dropout ("));
+  CHECK_THROWS_WITH(train(wider), HasSubstring("model.transformer.ffn_dim (stored 64, given 128)") &&
+                                      !HasSubstring("dropout ("));
   CHECK(!std::filesystem::exists(dir.file("wider/last.pt")));
 
   auto dropout_only = one_still_step(dir, "dropout", checkpoint);
@@ -91,9 +91,9 @@ TEST_CASE("fine-tuning refuses another architecture, other tokenizers, and a dir
   test::other_tokenizer(dir);
   auto other_tokenizer = one_still_step(dir, "other", checkpoint);
   other_tokenizer.target_spm = dir.file("other.model");
-  CHECK_THROWS_WITH(train(other_tokenizer), Catch::Contains("the target tokenizer " + dir.file("other.model") +
+  CHECK_THROWS_WITH(train(other_tokenizer), HasSubstring("the target tokenizer " + dir.file("other.model") +
                                                             " differs from the one in " + checkpoint));
 
   CHECK_THROWS_WITH(train(one_still_step(dir, "base", checkpoint)),
-                    Catch::Contains("base/last.pt exists; resume that run (without --init-from)"));
+                    HasSubstring("base/last.pt exists; resume that run (without --init-from)"));
 }

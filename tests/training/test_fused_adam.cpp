@@ -1,7 +1,7 @@
 // The trainer's optimizer: Adam in one pass per parameter, with the clipping factor applied
 // inside it, against LibTorch's clip_grad_norm_ + torch::optim::Adam; and its state against
 // LibTorch's in both directions (checkpoints written by either resume with the other).
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -75,7 +75,7 @@ Parameters moments(torch::optim::Optimizer& optimizer, const Parameters& paramet
   Parameters out;
   for (const auto& p : parameters) {
     auto& state = static_cast<torch::optim::AdamParamState&>(
-        *optimizer.state().at(c10::guts::to_string(p.unsafeGetTensorImpl())));
+        *optimizer.state().at(nmt::optimizer_state_key(p)));
     out.push_back(state.exp_avg());
     out.push_back(state.exp_avg_sq());
   }
@@ -161,6 +161,64 @@ TEST_CASE("Adam state written by either optimizer resumes with the other", "[fus
     // Moments started afresh (state not found) would make the reader's steps several times larger.
     CHECK(largest_difference(first, second) < 2e-6);
     CHECK(largest_difference(moments(*writer, first), moments(*reader, second)) < 1e-5);
+  }
+}
+
+namespace {
+
+// An optimizer state as LibTorch's Adam::save lays it out, its parameters saved under
+// `keys`: LibTorch 1.x writes hex addresses ("0x55d0..."), 2.x decimal ones.
+std::string adam_state_with_keys(const std::vector<std::string>& keys, const Parameters& moments) {
+  torch::serialize::OutputArchive archive;
+  archive.write("pytorch_version", c10::IValue(std::string("1.5.0")));
+  torch::serialize::OutputArchive state(archive.compilation_unit()), groups(archive.compilation_unit()),
+      group(archive.compilation_unit()), options(archive.compilation_unit());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    torch::optim::AdamParamState one;
+    one.step(7);
+    one.exp_avg(moments[2 * i]);
+    one.exp_avg_sq(moments[2 * i + 1]);
+    torch::serialize::OutputArchive one_archive(archive.compilation_unit());
+    one.serialize(one_archive);
+    state.write(keys[i], one_archive);
+  }
+  group.write("params/size", torch::tensor(static_cast<int64_t>(keys.size())));
+  for (size_t i = 0; i < keys.size(); ++i) group.write("params/" + std::to_string(i), c10::IValue(keys[i]));
+  adam_options(0.5).serialize(options);
+  group.write("options", options);
+  groups.write("param_groups/size", torch::tensor(int64_t{1}));
+  groups.write("param_groups/0", group);
+  archive.write("state", state);
+  archive.write("param_groups", groups);
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  return bytes.str();
+}
+
+}  // namespace
+
+TEST_CASE("Adam state loads onto its parameters whichever LibTorch wrote its keys", "[fused_adam][compat]") {
+  auto parameters = make_parameters();
+  Parameters saved_moments;
+  for (const auto& p : parameters) {
+    saved_moments.push_back(torch::randn_like(p).detach());
+    saved_moments.push_back(torch::rand_like(p).detach());
+  }
+  // Hex keys are the case LibTorch 2.x's own load gets wrong: it reads them as decimal
+  // numbers, so every one becomes 0 and the moments land on the wrong parameters.
+  const std::vector<std::vector<std::string>> key_sets{{"0x55d0a1b2c3d0", "0x55d0a1b2c4e0", "0x55d0a1b2c5f0", "0x55d0a1b2c700"},
+                                                       {"94083040928720", "94083040928992", "94083040929264", "94083040929536"}};
+  for (const auto& keys : key_sets) {
+    INFO("keys like " << keys[0]);
+    FusedAdam adam(parameters, adam_options(0));
+    load(adam, adam_state_with_keys(keys, saved_moments));
+    const auto loaded = moments(adam, parameters);
+    for (size_t i = 0; i < saved_moments.size(); ++i) CHECK(torch::equal(loaded[i], saved_moments[i]));
+    for (const auto& p : parameters) {
+      const auto& state = static_cast<torch::optim::AdamParamState&>(*adam.state().at(nmt::optimizer_state_key(p)));
+      CHECK(state.step() == 7);
+    }
+    CHECK(static_cast<torch::optim::AdamOptions&>(adam.param_groups()[0].options()).weight_decay() == 0.5);
   }
 }
 

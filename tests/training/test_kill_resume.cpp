@@ -3,7 +3,7 @@
 // directory, ends with parameters bitwise equal to an uninterrupted run's, no temporary
 // file left, and each step logged once. A tiny Transformer without dropout on one thread,
 // so that the two runs compute exactly the same numbers.
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>

@@ -1,7 +1,7 @@
 // The model directory across runs: locking, runs at their limits, resume semantics,
 // a failed start, train.jsonl without replayed steps, best.pt repair, step checkpoints.
 #include <ATen/Parallel.h>
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include <filesystem>
@@ -51,7 +51,7 @@ TEST_CASE("a second run on a locked model directory fails at once, naming it", "
   fs::create_directories(dir.file("run"));
   DirectoryLock other_run(dir.file("run"));
   // flock is per open file description: the trainer's own open() of the directory conflicts.
-  CHECK_THROWS_WITH(train(tiny_run(dir, 2)), Catch::Contains(dir.file("run") + " is in use by another process"));
+  CHECK_THROWS_WITH(train(tiny_run(dir, 2)), HasSubstring(dir.file("run") + " is in use by another process"));
   CHECK(fs::is_empty(dir.file("run")));
 }
 
@@ -99,12 +99,12 @@ TEST_CASE("on resume a limit flag replaces only itself, other changes are errors
     changed.config_given = true;
     changed.config.model.rnn.hidden_dim = 64;
     changed.config.train.learning_rate = 0.01;
-    CHECK_THROWS_WITH(train(changed), Catch::Contains("model.rnn.hidden_dim (stored 32, given 64)") &&
-                                          Catch::Contains("train.learning_rate (stored 0.003, given 0.01)"));
+    CHECK_THROWS_WITH(train(changed), HasSubstring("model.rnn.hidden_dim (stored 32, given 64)") &&
+                                          HasSubstring("train.learning_rate (stored 0.003, given 0.01)"));
     changed = options;
     changed.config_given = true;
     changed.config.model.arch = "attention";
-    CHECK_THROWS_WITH(train(changed), Catch::Contains("model.arch (stored \"gru\", given \"attention\")"));
+    CHECK_THROWS_WITH(train(changed), HasSubstring("model.arch (stored \"gru\", given \"attention\")"));
     CHECK(run_file_bytes(dir.file("run/last.pt")) == before);
   }
   SECTION("the same config with a new limit is fine") {
@@ -128,7 +128,7 @@ TEST_CASE("a start that fails on its inputs leaves the directory as it was", "[t
   auto broken = options;
   broken.max_steps = 4;
   broken.valid_target = dir.file("short.de");
-  CHECK_THROWS_WITH(train(broken), Catch::Contains("short.de"));
+  CHECK_THROWS_WITH(train(broken), HasSubstring("short.de"));
   CHECK(run_file_bytes(dir.file("run/config.json")) == config);
   CHECK(run_file_bytes(dir.file("run/train.jsonl")) == log);
   // A fresh directory is not even created.
@@ -166,7 +166,7 @@ TEST_CASE("train.jsonl holds each step once after interruptions, and errors are 
   fs::remove(dir.file("run/last.pt"));        // a fresh start ...
   failing.config.train.learning_rate = 1e30;  // ... that diverges at its first update
   failing.config.train.clip_norm = 0;
-  CHECK_THROWS_WITH(train(failing), Catch::Contains("training loss became"));
+  CHECK_THROWS_WITH(train(failing), HasSubstring("training loss became"));
   const auto all = records(dir.file("run/train.jsonl"));
   REQUIRE(!all.empty());
   CHECK(all.back()["type"] == "error");

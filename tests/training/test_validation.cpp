@@ -1,7 +1,7 @@
 // Validation: every registered metric is scored, exact match against the references as
 // the tokenizer gives them back (a perfect translation is not a miss for spacing or
 // Unicode normalisation).
-#include <catch2/catch.hpp>
+#include "support/catch.h"
 #include <torch/torch.h>
 
 #include "nmt/decoding/search.h"

@@ -14,9 +14,19 @@
 // LibTorch's only by rounding (its vectorised kernels fuse some multiply-adds).
 #include <torch/optim/adam.h>
 
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace nmt {
+
+/// The type of the key under which a LibTorch optimizer keeps a parameter's state: a
+/// string in LibTorch 1.x, the TensorImpl's address in 2.x (read off the state map).
+using OptimizerStateKey =
+    std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>::key_type;
+
+/// The key torch::optim::Adam's step and load use for `parameter`'s state.
+OptimizerStateKey optimizer_state_key(const torch::Tensor& parameter);
 
 class FusedAdam : public torch::optim::Adam {
  public:
@@ -32,6 +42,12 @@ class FusedAdam : public torch::optim::Adam {
   torch::Tensor step(LossClosure closure = nullptr) override;
 
   bool one_pass() const { return one_pass_; }
+
+  /// Adam::load, but the saved state is matched to the parameters by the saved keys as
+  /// text. LibTorch 1.x writes those keys as hex addresses ("0x55d0..."), and 2.x's load
+  /// reads them back as decimal numbers, so every one of them becomes 0 and the moments
+  /// land on the wrong parameters: with this, a checkpoint of either stack resumes on both.
+  void load(torch::serialize::InputArchive& archive) override;
 
  private:
   torch::optim::AdamParamState& state_of(const torch::Tensor& parameter);

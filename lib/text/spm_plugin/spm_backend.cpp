@@ -5,6 +5,7 @@
 #include <sentencepiece_trainer.h>
 
 #include <exception>
+#include <iostream>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -49,6 +50,11 @@ class CallbackSentences : public sentencepiece::SentenceIterator {
 }  // namespace
 
 NMT_SPM_EXPORT int nmt_spm_abi_version(void) { return NMT_SPM_ABI_VERSION; }
+
+NMT_SPM_EXPORT void nmt_spm_standard_streams(const void** out, const void** err) {
+  *out = &std::cout;
+  *err = &std::cerr;
+}
 
 NMT_SPM_EXPORT void* nmt_spm_load(const char* model, size_t size, nmt_spm_bytes_sink error,
                                   void* context) {

@@ -3,7 +3,15 @@
  * Why a plugin: Debian's libsentencepiece embeds protobuf-lite 3.14 and exports its
  * symbols; LibTorch loads libprotobuf 3.21. Linked into one process they crash at
  * start-up. libnmt dlopen()s this plugin with RTLD_LOCAL | RTLD_DEEPBIND so that
- * sentencepiece binds to its own protobuf.
+ * sentencepiece binds to its own protobuf. Still so with Debian 13's SentencePiece 0.2.0
+ * (its protobuf-lite embedded and exported) and LibTorch 2.6's libprotobuf 3.21.12: a
+ * program linking both directly crashes at load, in DescriptorPool::InternalAddGeneratedFile.
+ *
+ * The cost of RTLD_DEEPBIND: the plugin's libraries take libstdc++'s own std::cerr and
+ * std::cout, while a program with copy relocations of them (code built without -fPIC, such
+ * as Debian 13's static Catch2 library in the test binary) constructs and uses only its
+ * copies; SentencePiece's first log line would then crash on an unconstructed stream.
+ * nmt_spm_standard_streams lets libnmt see that and keep SentencePiece from logging.
  *
  * Memory rule: nothing allocated on one side is freed on the other (a deep-bound
  * library may use glibc's malloc while the tools use tcmalloc). Results are handed
@@ -24,9 +32,12 @@ typedef void (*nmt_spm_ids_sink)(void* context, const int* ids, size_t count);
  * until the next call. */
 typedef int (*nmt_spm_next_sentence)(void* context, const char** data, size_t* size);
 
-#define NMT_SPM_ABI_VERSION 1
+#define NMT_SPM_ABI_VERSION 2
 
 int nmt_spm_abi_version(void);
+
+/* The addresses of std::cout and std::cerr as the plugin's libraries bind them. */
+void nmt_spm_standard_streams(const void** out, const void** err);
 
 /* Loads a model from its serialized protobuf; NULL on error (message sent to `error`). */
 void* nmt_spm_load(const char* model, size_t size, nmt_spm_bytes_sink error, void* context);

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Runs the README's two set-up commands (scripts/quickstart.sh, then scripts/test.sh) in a
+# clean clone of this repository's HEAD inside a Debian 13 (trixie) root, so that one
+# Debian 12 machine checks the project on both stacks (LibTorch 1.13 / oneDNN 2.6 / Catch2 2
+# here, LibTorch 2.6 / oneDNN 3 / Catch2 3 / clang 19 there).
+#
+# The root is made once with debootstrap (~1 minute, ~340 MB; then ~1 GB of packages that
+# scripts/install-deps.sh installs inside it) in $NMT_DEBIAN13_ROOT, outside the clone
+# (default /var/cache/nmt/debian13), and reused by later runs: its packages and its ccache
+# stay. Each run clones anew. ../shared, where it is beside this repository, is mounted
+# read-only beside the clone, as it is here. What is mounted is unmounted on every exit.
+# Usage: scripts/check-debian13.sh     (as root: debootstrap, chroot and mount need it)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+root=${NMT_DEBIAN13_ROOT:-/var/cache/nmt/debian13}
+complete_mark=$root/.nmt-root-complete
+[ "$(id -u)" -eq 0 ] || { echo "error: $0 needs root (debootstrap, chroot, mount)" >&2; exit 1; }
+case "$root/" in
+  "$repo"/*) echo "error: NMT_DEBIAN13_ROOT=$root is inside the clone; choose a folder outside it" >&2; exit 1 ;;
+esac
+
+step_start=$SECONDS
+step() { echo "== debian13: $1 (at $((SECONDS - step_start)) s)" >&2; }
+
+# One run at a time per root: a second would share its mounts and its apt state.
+mkdir -p "$(dirname "$root")"
+exec 9>"$root.lock"
+flock -n 9 || { echo "error: another check-debian13.sh is using $root" >&2; exit 1; }
+
+mounted=()  # innermost last
+unmount_all() {
+  local i
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+    umount -R "${mounted[$i]}" 2>/dev/null || umount -R -l "${mounted[$i]}" || true
+  done
+  mounted=()
+}
+trap unmount_all EXIT
+trap 'exit 130' INT TERM
+
+mounts_under() { awk -v r="$root/" 'index($2 "/", r) == 1 { print $2 }' /proc/mounts; }
+
+# A root whose debootstrap did not finish (no mark) is made again; never delete through
+# a mount left by a killed run.
+if [ ! -e "$complete_mark" ]; then
+  if [ -n "$(mounts_under)" ]; then
+    echo "error: $root is unfinished and has mounts under it; unmount them first:" >&2
+    mounts_under >&2
+    exit 1
+  fi
+  command -v debootstrap >/dev/null || {
+    step "installing debootstrap"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+  }
+  step "making the root in $root (debootstrap --variant=minbase trixie)"
+  rm -rf "$root"
+  debootstrap --variant=minbase trixie "$root" >"$root.debootstrap.log" 2>&1 ||
+    { tail -20 "$root.debootstrap.log" >&2; echo "error: debootstrap failed (log: $root.debootstrap.log)" >&2; exit 1; }
+  touch "$complete_mark"
+else
+  step "reusing the root in $root"
+fi
+
+bind() {  # bind SOURCE TARGET [ro]: a recursive bind mount, its submounts not propagated back
+  mkdir -p "$2"
+  mount --rbind "$1" "$2"
+  mounted+=("$2")
+  mount --make-rslave "$2"
+  [ "${3:-}" != ro ] || mount -o remount,bind,ro "$2"
+}
+mount -t proc proc "$root/proc" && mounted+=("$root/proc")
+bind /sys "$root/sys"
+bind /dev "$root/dev"  # with /dev/shm (Chromium) and /dev/pts
+cp -L /etc/resolv.conf "$root/etc/resolv.conf"  # apt-get inside the root
+
+# The clone: a fresh one each run, in the root's /work as ../shared's sibling.
+work=$root/work
+rm -rf "$work/main"
+mkdir -p "$work"
+git clone --quiet --no-hardlinks "$repo" "$work/main"
+if [ -d "$repo/../shared" ]; then bind "$repo/../shared" "$work/shared" ro; fi
+step "clone of $(git -C "$repo" rev-parse --short HEAD) in $work/main"
+
+# The README's two commands, as a user on a fresh Debian 13 runs them.
+# A clean environment but for CI and OpenBLAS's settings, which tests leave as they find them.
+passed=(CI="${CI:-}")
+while IFS= read -r name; do passed+=("$name=${!name}"); done < <(compgen -e | grep '^OPENBLAS_' || true)
+in_root() { chroot "$root" env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  LANG=C.UTF-8 "${passed[@]}" bash -c "cd /work/main && $1"; }
+step "bash scripts/quickstart.sh"
+in_root "bash scripts/quickstart.sh"
+step "bash scripts/test.sh"
+in_root "bash scripts/test.sh"
+step "done: both commands passed on Debian 13"
