@@ -10,6 +10,7 @@
 #    target tokens/s over STEPS updates;
 #  - a last.pt written by each stack resumes training and translates on the other.
 # Usage: bench/stacks.sh [REPEATS] [STEPS]   (default 5 rounds of decoding, 3 of training; 60 steps)
+# TRAIN_REPEATS sets the training rounds, TRAIN_PRECISIONS="fp32" the precisions trained.
 # Needs: build/ of this commit (cmake --build build), then `bash scripts/check-debian13.sh`
 # (builds the same commit in the root); NMT_DEBIAN13_ROOT as for that script. Run as root,
 # on an otherwise idle machine. Prints Markdown.
@@ -122,8 +123,12 @@ done
 echo
 
 # --- training ---------------------------------------------------------------------------
-train_precisions=(fp32)
-grep -qw avx512_bf16 /proc/cpuinfo && train_precisions+=(bf16)
+if [ -n "${TRAIN_PRECISIONS:-}" ]; then
+  read -r -a train_precisions <<<"$TRAIN_PRECISIONS"
+else
+  train_precisions=(fp32)
+  grep -qw avx512_bf16 /proc/cpuinfo && train_precisions+=(bf16)
+fi
 on 12 nmt-spm-train --input train.de train.en --model-prefix spm --vocab-size 8000 --model-type bpe >/dev/null 2>&1
 on 12 nmt-prepare --src train.de --tgt train.en --src-spm spm.model --tgt-spm spm.model --output train.nmtc >/dev/null 2>&1
 
