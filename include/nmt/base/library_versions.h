@@ -1,16 +1,16 @@
 #pragma once
 // The versions of the libraries this build was compiled against and runs on, for --version
 // and --verbose. The project builds against two stacks (Debian 12: LibTorch 1.13, oneDNN
-// 2.6, SentencePiece 0.1.97; Debian 13: LibTorch 2.6, oneDNN 3.7 headers with 3.6 loaded,
-// SentencePiece 0.2.0) or a LibTorch from PyTorch; a report names the one that runs.
+// 2.6, SentencePiece 0.1.97; Debian 13: LibTorch 2.6, oneDNN 3.7, SentencePiece 0.2.0) or a
+// LibTorch from PyTorch, whose loaded oneDNN may differ from the headers; a report names both.
 #include <string>
 
 namespace nmt {
 
-/// "LibTorch 2.6.0 (C++ ABI cxx11), oneDNN 3.6.2 (headers 3.7.2), SentencePiece 0.2.0".
+/// "LibTorch 2.6.0 (C++ ABI cxx11), oneDNN 3.7.2 (headers 3.7.2), SentencePiece 0.2.0".
 std::string library_versions();
 
-/// The oneDNN that LibTorch loaded ("3.6.2"), saying when it is not used (its major version
+/// The oneDNN that LibTorch loaded ("3.7.2"), saying when it is not used (its major version
 /// is not the headers') or none is loaded.
 std::string loaded_onednn_version();
 
