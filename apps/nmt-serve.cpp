@@ -69,8 +69,6 @@ int main(int argc, char** argv) {
   app.add_option("--model", model_path, "Checkpoint (DIR/best.pt from nmt-train)")->required()->check(CLI::ExistingFile);
   app.add_option("--host", settings.host, "Address to listen on (loopback by default; 0.0.0.0 for all)")->capture_default_str();
   app.add_option("--port", settings.port, "Port (0 = any free one, printed at start)")->check(nmt::cli::in_range(0, 65535))->capture_default_str();
-  app.add_option("--http-threads", settings.http_threads, "Translation requests answered at once (one waits on each)")
-      ->check(nmt::cli::in_range(1, 1024))->capture_default_str();
   app.add_option("--max-connections", settings.max_connections, "Open connections, all clients together (capped by ulimit -n)")
       ->check(nmt::cli::in_range(1, 1000000))->capture_default_str();
   app.add_option("--max-client-connections", settings.max_client_connections,

@@ -11,19 +11,28 @@ BatchQueue::BatchQueue(BatchBackend backend, BatchSettings settings)
 
 BatchQueue::~BatchQueue() { stop(); }
 
-std::future<std::vector<LineResult>> BatchQueue::submit(std::vector<std::string> lines, const JobOptions& options,
-                                                        std::vector<LineGuide> guides) {
+void BatchQueue::submit(std::vector<std::string> lines, const JobOptions& options, std::vector<LineGuide> guides,
+                        Completion done) {
   if (guides.empty()) guides.resize(lines.size());
   if (guides.size() != lines.size())
     throw Error(std::to_string(guides.size()) + " line guides for " + std::to_string(lines.size()) + " lines");
-  Job job{std::move(lines), std::move(guides), options, std::chrono::steady_clock::now(), {}, 0};
-  auto future = job.promise.get_future();
+  Job job{std::move(lines), std::move(guides), options, std::chrono::steady_clock::now(), std::move(done), 0};
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) throw RequestError(503, "the server is shutting down");
     incoming_.push_back(std::move(job));
   }
   wake_.notify_one();
+}
+
+std::future<std::vector<LineResult>> BatchQueue::submit(std::vector<std::string> lines, const JobOptions& options,
+                                                        std::vector<LineGuide> guides) {
+  auto promise = std::make_shared<std::promise<std::vector<LineResult>>>();
+  auto future = promise->get_future();
+  submit(std::move(lines), options, std::move(guides), [promise](std::vector<LineResult> results, std::exception_ptr error) {
+    if (error) promise->set_exception(error);
+    else promise->set_value(std::move(results));
+  });
   return future;
 }
 
@@ -49,7 +58,7 @@ void BatchQueue::work() {
     } catch (...) {
       // Nothing may end the worker while requests wait on it: what was pending fails (500).
       const auto failure = std::current_exception();
-      for (auto& job : pending_) job.promise.set_exception(failure);
+      for (auto& job : pending_) job.done({}, failure);
       pending_.clear();
     }
   }
@@ -73,7 +82,7 @@ bool BatchQueue::serve_round() {
       for (const auto& line : job.lines) job.cost += backend_.cost(line);
       pending_.push_back(std::move(job));
     } catch (...) {
-      job.promise.set_exception(std::current_exception());
+      job.done({}, std::current_exception());
     }
   }
   for (auto batch = take_batch(stopping); !batch.empty(); batch = take_batch(stopping)) run_batch(batch);
@@ -115,35 +124,61 @@ std::chrono::steady_clock::time_point BatchQueue::due_time() const {
   return std::max(pending_.front().queued, last_batch_end_) + settings_.max_wait;
 }
 
-void BatchQueue::run_batch(std::vector<Job>& batch) {
+std::vector<std::vector<LineResult>> BatchQueue::translate_together(const std::vector<Job>& batch) {
   std::vector<std::string> lines;
   std::vector<LineGuide> guides;
-  for (auto& job : batch) {
+  for (const auto& job : batch) {
     lines.insert(lines.end(), job.lines.begin(), job.lines.end());
     guides.insert(guides.end(), job.guides.begin(), job.guides.end());
   }
-  // Everything that can throw happens before the first promise is set, so a failure can
-  // fail every request of the batch (500) and never meets a promise that has its value.
+  auto results = backend_.translate(lines, guides, batch.front().options);
+  if (results.size() != lines.size()) throw Error("the translator returned a wrong number of results");
   std::vector<std::vector<LineResult>> answers;
-  try {
-    auto results = backend_.translate(lines, guides, batch.front().options);
-    if (results.size() != lines.size()) throw Error("the translator returned a wrong number of results");
-    size_t next = 0;
-    for (auto& job : batch) {
-      answers.emplace_back(std::make_move_iterator(results.begin() + static_cast<long>(next)),
-                           std::make_move_iterator(results.begin() + static_cast<long>(next + job.lines.size())));
-      next += job.lines.size();
-    }
-  } catch (...) {
-    answers.clear();
-    for (auto& job : batch) job.promise.set_exception(std::current_exception());
+  size_t next = 0;
+  for (const auto& job : batch) {
+    answers.emplace_back(std::make_move_iterator(results.begin() + static_cast<long>(next)),
+                         std::make_move_iterator(results.begin() + static_cast<long>(next + job.lines.size())));
+    next += job.lines.size();
   }
-  for (size_t j = 0; j < answers.size(); ++j) batch[j].promise.set_value(std::move(answers[j]));
+  return answers;
+}
+
+void BatchQueue::run_batch(std::vector<Job>& batch) {
+  // Everything that can throw happens before the first completion, so a job is answered
+  // exactly once. A batch that fails is split: each job alone, so that the one that cannot
+  // be translated gets its error and the others their translations.
+  size_t lines = 0;
+  for (const auto& job : batch) lines += job.lines.size();
+  std::vector<std::vector<LineResult>> answers;
+  std::exception_ptr failure;
+  try {
+    answers = translate_together(batch);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (!failure) {
+    for (size_t j = 0; j < batch.size(); ++j) batch[j].done(std::move(answers[j]), nullptr);
+  } else if (batch.size() == 1) {
+    batch.front().done({}, failure);
+  } else {
+    for (auto& job : batch) {
+      std::vector<Job> alone;
+      alone.push_back(std::move(job));
+      std::vector<LineResult> answer;
+      std::exception_ptr error;
+      try {
+        answer = std::move(translate_together(alone).front());
+      } catch (...) {
+        error = std::current_exception();
+      }
+      alone.front().done(std::move(answer), error);
+    }
+  }
   last_batch_end_ = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.batches += 1;
   stats_.jobs += static_cast<int64_t>(batch.size());
-  stats_.lines += static_cast<int64_t>(lines.size());
+  stats_.lines += static_cast<int64_t>(lines);
   stats_.largest_batch_jobs = std::max(stats_.largest_batch_jobs, static_cast<int64_t>(batch.size()));
 }
 

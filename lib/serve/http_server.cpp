@@ -7,32 +7,10 @@
 #include <cerrno>
 #include <cstring>
 
-#include "nmt/serve/page.h"
-#include "nmt/serve/responses.h"
+#include "nmt/base/error.h"
 
 namespace nmt::serve {
 namespace {
-
-const char* const kJson = "application/json";
-
-HttpResponse json_response(int status, const nlohmann::json& body) {
-  HttpResponse response;
-  response.status = status;
-  // Hypothesis text is valid UTF-8 by construction; "replace" only guards the reply.
-  response.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  response.content_type = kJson;
-  return response;
-}
-
-HttpResponse error_response(int status, const std::string& message) {
-  return json_response(status, error_body(message));
-}
-
-bool is_page_route(const std::string& path) {
-  return path == "/" || path == "/health" || path == "/translator/health" || path == "/v1/model";
-}
-
-bool is_translate_route(const std::string& path) { return path == "/v1/translate" || path == "/translator/translate"; }
 
 std::chrono::milliseconds to_ms(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
@@ -46,6 +24,11 @@ ConnectionLimits connection_limits(const ServerSettings& settings) {
   limits.idle_timeout = to_ms(settings.idle_timeout_s);
   limits.http.max_body_bytes = max_request_bytes(settings.limits);
   return limits;
+}
+
+RequestHandlers handlers(Routes& routes) {
+  return {[&routes](HttpRequest request, Responder respond) { routes.answer(request, respond); },
+          [&routes](const Refusal& refusal) { return routes.refusal(refusal); }};
 }
 
 // A listening TCP socket on the first of `host`'s addresses that binds, or -1 with errno set.
@@ -79,18 +62,9 @@ int bound_port(int fd) {
 }  // namespace
 
 HttpServer::HttpServer(BatchQueue& queue, nlohmann::json model_info, ServerSettings settings)
-    : queue_(queue),
-      model_info_(std::move(model_info)),
-      settings_(std::move(settings)),
-      loop_(connection_limits(settings_),
-            RequestHandlers{[](const HttpRequest& request) { return request.method != "POST"; },
-                            [this](HttpRequest& request) { return answer(request); },
-                            [this](int status, const std::string& why) {
-                              const bool too_large = status == 413 && why.find("body") != std::string::npos;
-                              return error_response(status, "HTTP " + std::to_string(status) + ": " + why +
-                                                                (too_large ? " (--max-lines, --max-line-bytes)" : ""));
-                            }},
-            settings_.http_threads) {}
+    : settings_(std::move(settings)),
+      routes_(queue, std::move(model_info), settings_.defaults, settings_.limits),
+      connections_(connection_limits(settings_), handlers(routes_)) {}
 
 HttpServer::~HttpServer() {
   if (listening_ >= 0) ::close(listening_);
@@ -125,62 +99,15 @@ void HttpServer::serve() {
     }
   } mark{*this};
   if (listening_ < 0) throw Error("HttpServer::serve() called before bind()");
-  loop_.run(listening_, settings_.host + ":" + std::to_string(port_));
+  const int listening = listening_;
+  listening_ = -1;  // the connections own it now, and close it when stopping
+  connections_.run(listening, settings_.host + ":" + std::to_string(port_));
 }
 
 void HttpServer::stop() {
-  loop_.request_stop();
+  connections_.request_stop();
   std::unique_lock<std::mutex> lock(served_mutex_);
   served_changed_.wait(lock, [this] { return served_; });
-}
-
-HttpResponse HttpServer::answer(HttpRequest& request) {
-  const auto path = request.path();
-  const bool get = request.method == "GET" || request.method == "HEAD";
-  if (is_page_route(path) && get) {
-    if (path == "/") {
-      HttpResponse page;
-      page.body = translate_page("nmt-serve");
-      page.content_type = "text/html; charset=utf-8";
-      return page;
-    }
-    return path == "/v1/model" ? model() : health();
-  }
-  if (is_translate_route(path) && request.method == "POST") return translate(request, path == "/translator/translate");
-  if (is_page_route(path) || is_translate_route(path)) {
-    auto refused = error_response(405, "HTTP 405: " + request.method + " " + path + ": method not allowed");
-    refused.headers.emplace_back("Allow", is_page_route(path) ? "GET, HEAD" : "POST");
-    return refused;
-  }
-  return error_response(404, "HTTP 404: " + request.method + " " + path + ": no such route; see docs/serve.md");
-}
-
-HttpResponse HttpServer::health() const {
-  const auto stats = queue_.stats();
-  return json_response(200, {{"status", "ok"}, {"batches", stats.batches}, {"requests", stats.jobs}, {"lines", stats.lines}});
-}
-
-HttpResponse HttpServer::model() const {
-  auto info = model_info_;
-  const auto& d = settings_.defaults;
-  info["server"] = {{"beam", d.beam}, {"nbest", d.nbest}, {"alpha", d.alpha},
-                    {"max_lines", settings_.limits.max_lines}, {"max_line_bytes", settings_.limits.max_line_bytes},
-                    {"max_beam", settings_.limits.max_beam}};
-  return json_response(200, info);
-}
-
-HttpResponse HttpServer::translate(const HttpRequest& request, bool opennmt) {
-  try {
-    const auto parsed = opennmt ? parse_opennmt_request(request.body, settings_.defaults, settings_.limits)
-                                : parse_translate_request(request.body, settings_.defaults, settings_.limits);
-    auto results = queue_.submit(parsed.lines, parsed.options, parsed.guides).get();
-    return json_response(200, opennmt ? opennmt_response(parsed.lines, results, parsed.options.nbest)
-                                      : translate_response(results, parsed.options));
-  } catch (const RequestError& e) {
-    return error_response(e.status(), e.what());
-  } catch (const c10::Error& e) {
-    return error_response(500, e.what_without_backtrace());
-  }
 }
 
 }  // namespace nmt::serve

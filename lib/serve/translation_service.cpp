@@ -37,7 +37,12 @@ std::vector<LineResult> TranslationService::translate(const std::vector<std::str
   }
   if (constrained)
     for (const auto& guide : guides) constraints.push_back(guide.constraints);
-  const auto translations = translator.translate(lines, prefixes, constraints);
+  std::vector<Translation> translations;
+  try {
+    translations = translator.translate(lines, prefixes, constraints);
+  } catch (const c10::Error& e) {
+    throw Error(e.what_without_backtrace());  // the answer names the fault, not LibTorch's stack
+  }
   std::vector<LineResult> results;
   results.reserve(lines.size());
   for (size_t i = 0; i < lines.size(); ++i) results.push_back(to_result(translations[i], lines[i], options));

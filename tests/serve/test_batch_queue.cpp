@@ -2,6 +2,7 @@
 // batches concurrent requests, drains on stop and refuses after it.
 #include "support/catch.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -27,7 +28,7 @@ struct FakeBackend {
     return {[this](const std::vector<std::string>& lines, const std::vector<LineGuide>& guides,
                    const JobOptions& options) {
               std::this_thread::sleep_for(delay);
-              if (!lines.empty() && lines.front() == "fail") throw nmt::Error("backend failed");
+              if (std::find(lines.begin(), lines.end(), "fail") != lines.end()) throw nmt::Error("backend failed");
               {
                 std::lock_guard<std::mutex> lock(mutex);
                 batches.push_back({lines, options, guides});
@@ -176,6 +177,20 @@ TEST_CASE("a failing batch fails its requests, not the queue", "[serve]") {
   auto bad = queue.submit({"fail"}, with_beam(1));
   CHECK_THROWS_WITH(bad.get(), "backend failed");
   CHECK(texts(queue.submit({"ok"}, with_beam(1)).get()) == std::vector<std::string>{"ok|1"});
+}
+
+TEST_CASE("a request that fails its batch fails alone: the others are answered", "[serve]") {
+  FakeBackend fake;
+  BatchQueue queue(fake.backend(), {1000, std::chrono::milliseconds(200)});
+  auto a = queue.submit({"a1", "a2"}, with_beam(1));
+  auto bad = queue.submit({"fail"}, with_beam(1));
+  auto b = queue.submit({"b1"}, with_beam(1));
+  CHECK(texts(a.get()) == std::vector<std::string>{"a1|1", "a2|1"});
+  CHECK_THROWS_WITH(bad.get(), "backend failed");
+  CHECK(texts(b.get()) == std::vector<std::string>{"b1|1"});
+  queue.stop();
+  CHECK(queue.stats().jobs == 3);
+  CHECK(queue.stats().lines == 4);
 }
 
 TEST_CASE("the worker is started once, on its own thread, before its first job", "[serve]") {

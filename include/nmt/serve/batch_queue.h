@@ -1,6 +1,6 @@
 #pragma once
-// Batching across requests. HTTP threads submit jobs (a request's lines and options) and
-// wait on a future; ONE worker thread takes the oldest job plus every later job with the
+// Batching across requests. The connection thread submits jobs (a request's lines and
+// options) with a completion that the worker calls (nothing waits on a thread); ONE worker thread takes the oldest job plus every later job with the
 // same options, up to max_batch_tokens, once that many tokens are waiting or the oldest
 // job has waited max_wait. So all model work happens on one thread (one LibTorch pool),
 // and a request's answer does not depend on what it was batched with.
@@ -8,7 +8,10 @@
 // the clients just answered get that long to send again and join the next batch.
 // Otherwise, under steady load, the clients split into two cohorts that alternate in
 // half-size batches (each arriving while the other's batch runs).
+// One job never fails another: when a batch of several jobs throws, each job is translated
+// again alone, so only the job that cannot be translated gets the error.
 #include <chrono>
+#include <exception>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -20,7 +23,7 @@
 #include <vector>
 
 #include "nmt/serve/request.h"
-#include "nmt/serve/translation_service.h"
+#include "nmt/serve/line_result.h"
 
 namespace nmt::serve {
 
@@ -53,8 +56,15 @@ class BatchQueue {
   BatchQueue(BatchBackend backend, BatchSettings settings);
   ~BatchQueue();  ///< stop()
 
+  /// Called once per job, on the worker thread: the results (one per line), or the error
+  /// (then `results` is empty). It must not block: it hands the answer on.
+  using Completion = std::function<void(std::vector<LineResult> results, std::exception_ptr error)>;
+
   /// Queues a job: `guides` empty, or one per line (prefix, constraints). Throws
-  /// RequestError 503 once stop() has begun.
+  /// RequestError 503 once stop() has begun (then `done` is never called).
+  void submit(std::vector<std::string> lines, const JobOptions& options, std::vector<LineGuide> guides,
+              Completion done);
+  /// The same, for a caller that waits for the answer.
   std::future<std::vector<LineResult>> submit(std::vector<std::string> lines, const JobOptions& options,
                                               std::vector<LineGuide> guides = {});
 
@@ -69,7 +79,7 @@ class BatchQueue {
     std::vector<LineGuide> guides;  ///< one per line
     JobOptions options;
     std::chrono::steady_clock::time_point queued;
-    std::promise<std::vector<LineResult>> promise;
+    Completion done;
     int64_t cost = 0;  ///< set by the worker
   };
 
@@ -78,6 +88,8 @@ class BatchQueue {
   /// When the oldest pending job is due (see the top of this file). pending_ not empty.
   std::chrono::steady_clock::time_point due_time() const;
   void run_batch(std::vector<Job>& batch);
+  /// The jobs' results, one vector per job; throws what the backend throws.
+  std::vector<std::vector<LineResult>> translate_together(const std::vector<Job>& batch);
   // One wait for work and the batches it makes ready; false once stopped and drained.
   bool serve_round();
 

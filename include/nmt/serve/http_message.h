@@ -1,5 +1,8 @@
 #pragma once
-// An HTTP/1.x request as nmt-serve's routes see it, and the response they give back.
+// An HTTP/1.x request as nmt-serve's routes see it, the response they give back, and the
+// sizes the server takes. The bytes on the wire are Boost.Beast's business (http_wire.h);
+// these types keep the routes free of it.
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -10,7 +13,6 @@ namespace nmt::serve {
 struct HttpRequest {
   std::string method;  ///< as sent ("GET", "POST", ...)
   std::string target;  ///< the request-target, e.g. "/v1/translate?x=1"
-  int minor_version = 1;  ///< HTTP/1.<minor_version>
   std::vector<std::pair<std::string, std::string>> headers;  ///< names in lower case, in order
   std::string body;    ///< de-chunked
 
@@ -18,9 +20,6 @@ struct HttpRequest {
   std::string path() const;
   /// The first header of this (lower-case) name, or nullptr.
   const std::string* header(std::string_view name) const;
-  /// Whether the client keeps the connection open after the answer: HTTP/1.1 unless it
-  /// sent "Connection: close", HTTP/1.0 only with "Connection: keep-alive".
-  bool keep_alive() const;
 };
 
 struct HttpResponse {
@@ -31,11 +30,17 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
-/// "OK", "Not Found", ...; "Unknown" for a status not listed.
-const char* reason_phrase(int status);
+/// What one request may take. Anything larger is refused before it is read in full.
+struct HttpLimits {
+  size_t max_head_bytes = 16 * 1024;    ///< request line and headers (431); also a chunk line, trailers
+  size_t max_target_bytes = 8 * 1024;   ///< the request-target (414)
+  size_t max_body_bytes = 1024 * 1024;  ///< the body after de-chunking (413)
+};
 
-/// The bytes of `response` on the wire, with Content-Length and a Connection header
-/// saying whether the server keeps the connection; no body when `head_only` (HEAD).
-std::string serialize_response(const HttpResponse& response, bool keep_alive, bool head_only);
+/// A request the server will not take: the status to answer and why.
+struct Refusal {
+  int status = 400;
+  std::string why;
+};
 
 }  // namespace nmt::serve

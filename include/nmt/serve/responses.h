@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "nmt/serve/request.h"
-#include "nmt/serve/translation_service.h"
+#include "nmt/serve/line_result.h"
 
 namespace nmt::serve {
 

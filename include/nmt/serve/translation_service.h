@@ -9,22 +9,10 @@
 
 #include "nmt/decoding/translator.h"
 #include "nmt/models/checkpoint.h"
+#include "nmt/serve/line_result.h"
 #include "nmt/serve/request.h"
 
 namespace nmt::serve {
-
-struct HypothesisResult {
-  std::string text;
-  double score = 0;                 ///< what ranking uses (penalties applied), as nmt-translate
-  double log_prob = 0;              ///< raw sum of token log-probs
-  std::vector<std::string> tokens;  ///< target pieces, "</s>" last when finished
-  nlohmann::json attention;         ///< nmt-align's object (export_attention), or null
-};
-
-struct LineResult {
-  std::string warning;  ///< e.g. the input was truncated
-  std::vector<HypothesisResult> hypotheses;  ///< best first; empty for a blank line
-};
 
 class TranslationService {
  public:

@@ -1,6 +1,6 @@
-// The connection loop over real sockets on loopback: slow clients do not hold it, deadlines
-// and per-client limits are kept, pipelined requests are answered in order, and stopping
-// answers what was received in full.
+// HttpConnections over real sockets on loopback: slow clients do not hold it, deadlines
+// and per-client limits are kept, pipelined requests are answered in order, answers come
+// from other threads, and stopping closes the listener and answers what was received in full.
 #include "support/catch.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "nmt/serve/connection_loop.h"
+#include "nmt/serve/http_connections.h"
 
 using namespace nmt::serve;
 using namespace std::chrono_literals;
@@ -80,31 +80,32 @@ std::string read_response(int fd) {
 
 std::string body_of(const std::string& response) { return response.substr(response.find("\r\n\r\n") + 4); }
 
-// A loop serving on a free port in a thread: GET answers its path; GET /slow waits for `release`.
+// Connections serving on a free port in a thread: GET answers its path; GET /slow is
+// answered from another thread once `release` is set.
 struct TestServer {
-  explicit TestServer(ConnectionLimits limits, int workers = 2)
+  explicit TestServer(ConnectionLimits limits)
       : listening(loopback_listener(port)),
-        loop(limits,
-             RequestHandlers{[](const HttpRequest& request) { return request.path() != "/slow"; },
-                             [this](HttpRequest& request) {
-                               if (request.path() == "/slow") release_future.wait();
-                               HttpResponse response;
-                               response.body = request.path();
-                               return response;
-                             },
-                             [](int status, const std::string& why) {
-                               HttpResponse response;
-                               response.status = status;
-                               response.body = why;
-                               return response;
-                             }},
-             workers),
-        thread([this] { loop.run(listening, "test"); }) {}
+        connections(limits, RequestHandlers{[this](HttpRequest request, Responder respond) {
+                                              HttpResponse response;
+                                              response.body = request.path();
+                                              if (request.path() != "/slow") return respond(response);
+                                              answerers.emplace_back([this, respond, response] {
+                                                release_future.wait();
+                                                respond(response);
+                                              });
+                                            },
+                                            [](const Refusal& refusal) {
+                                              HttpResponse response;
+                                              response.status = refusal.status;
+                                              response.body = refusal.why;
+                                              return response;
+                                            }}),
+        thread([this] { connections.run(listening, "test"); }) {}
   ~TestServer() {
     release_slow();
-    loop.request_stop();
+    connections.request_stop();
     if (thread.joinable()) thread.join();
-    ::close(listening);
+    for (auto& answerer : answerers) answerer.join();
   }
   void release_slow() {
     if (released) return;
@@ -116,11 +117,24 @@ struct TestServer {
   int listening;
   std::promise<void> release;
   std::shared_future<void> release_future = release.get_future().share();
-  ConnectionLoop loop;
+  std::vector<std::thread> answerers;  // connection thread only, joined after it ended
+  HttpConnections connections;
   std::thread thread;
 };
 
 }  // namespace
+
+TEST_CASE("an answer given from another thread reaches its connection", "[serve][http]") {
+  TestServer server(ConnectionLimits{});
+  const int fd = connect_from("127.0.0.1", server.port);
+  send_text(fd, "GET /slow HTTP/1.1\r\n\r\n");
+  std::this_thread::sleep_for(100ms);
+  server.release_slow();
+  CHECK(body_of(read_response(fd)) == "/slow");
+  send_text(fd, "GET /after HTTP/1.1\r\n\r\n");  // the connection is kept
+  CHECK(body_of(read_response(fd)) == "/after");
+  ::close(fd);
+}
 
 TEST_CASE("500 slow connections from one address do not keep another client waiting", "[serve][http]") {
   ConnectionLimits limits;  // the defaults nmt-serve uses
@@ -214,8 +228,17 @@ TEST_CASE("stopping answers the requests received in full and closes the others"
   const int idle = connect_from("127.0.0.1", server->port);
   send_text(idle, "GET /partial HTTP/1.1\r\n");
   std::this_thread::sleep_for(200ms);
-  server->loop.request_stop();
+  server->connections.request_stop();
   CHECK(read_to_end(idle).empty());  // no complete request: closed at once
+  // The listening socket is closed when stopping begins: a new client is refused at once
+  // rather than accepted into a backlog and reset at exit.
+  const int late = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(server->port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  CHECK(::connect(late, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0);
+  ::close(late);
   server->release_slow();
   const auto answer = read_to_end(busy);
   CHECK(body_of(answer) == "/slow");
