@@ -24,16 +24,21 @@ declare -A sources=(
   [fuzz_config]="lib/base/error.cpp lib/base/config.cpp"
   [fuzz_metrics]="lib/eval/metrics.cpp"
   [fuzz_checkpoint_seal]="lib/base/error.cpp lib/base/sealed_file.cpp"
+  [fuzz_serve_request]="lib/base/error.cpp lib/text/corpus.cpp lib/export/heatmap_assets.cpp
+    lib/serve/http_wire.cpp lib/serve/http_message.cpp lib/serve/routes.cpp lib/serve/request.cpp
+    lib/serve/responses.cpp lib/serve/page.cpp lib/serve/batch_queue.cpp"
 )
-declare -A libraries=([fuzz_checkpoint_seal]="-lz")
+declare -A libraries=([fuzz_checkpoint_seal]="-lz" [fuzz_serve_request]="-pthread")
 status=0
-for harness in fuzz_corpus fuzz_config fuzz_metrics fuzz_checkpoint_seal; do
+for harness in fuzz_corpus fuzz_config fuzz_metrics fuzz_checkpoint_seal fuzz_serve_request; do
   # shellcheck disable=SC2086
   "$CXX" "${FLAGS[@]}" "tests/fuzz/$harness.cpp" ${sources[$harness]} -o "$OUT/$harness" ${libraries[$harness]:-}
   mkdir -p "$OUT/corpus/$harness"
+  seeds=()  # well-formed inputs to start from (read, not written)
+  [ -d "tests/fuzz/seeds/$harness" ] && seeds=("tests/fuzz/seeds/$harness")
   log="$OUT/$harness.log"
   if "$OUT/$harness" "${limit[@]}" -rss_limit_mb=2048 -max_len=4096 -artifact_prefix="$OUT/crashes/$harness-" \
-      "$OUT/corpus/$harness" >"$log" 2>&1; then
+      "$OUT/corpus/$harness" "${seeds[@]}" >"$log" 2>&1; then
     result="no crash"
   else
     result="CRASH (see $log)"
