@@ -19,24 +19,29 @@
 
 namespace {
 
-// Blocked in every thread (they all start after this), taken by one sigwait() thread.
+// Blocked in every thread (blocked first thing in main, before LibTorch or anything else
+// starts one, so the kernel cannot hand one of them the signal), taken by one sigwait()
+// thread.
 sigset_t shutdown_signals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);   // the terminal went away: drain as for SIGTERM
   sigaddset(&set, SIGUSR1);  // main's own wake-up when serving ended without a signal
   return set;
 }
 
-// Serves until SIGINT/SIGTERM, then lets the requests in flight finish.
+// Serves until SIGINT/SIGTERM/SIGHUP, then lets the requests in flight finish.
 void serve_until_signal(nmt::serve::HttpServer& server, const sigset_t& signals) {
   std::thread waiter([&] {
     int signal = 0;
     sigwait(&signals, &signal);
     if (signal == SIGUSR1) return;
+    // Stop first: saying so may fail (stderr a closed pipe), and must not come before it.
+    std::thread stopping([&] { server.stop(); });
     std::cerr << "nmt-serve: " << strsignal(signal) << ": no new connections, finishing requests in flight" << std::endl;
-    server.stop();
+    stopping.join();
   });
   // However serving ends (a throw included), the waiter is woken and joined.
   struct JoinWaiter {
@@ -52,10 +57,15 @@ void serve_until_signal(nmt::serve::HttpServer& server, const sigset_t& signals)
 }  // namespace
 
 int main(int argc, char** argv) {
+  const sigset_t signals = shutdown_signals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread exists
+  // A client or a log reader that went away is an error on that write, never the end of
+  // the server (sockets are written with MSG_NOSIGNAL; this covers stdout and stderr).
+  signal(SIGPIPE, SIG_IGN);
   nmt::serve::use_passive_openmp_waits(argv);
   CLI::App app{"Translation server: POST /v1/translate (JSON), POST /translator/translate (OpenNMT-py's REST shape),\n"
                "GET /health, GET /v1/model, and GET / a page with the n-best list and the attention heatmap.\n"
-               "Requests are batched together on one translation thread. SIGINT/SIGTERM: stop accepting,\n"
+               "Requests are batched together on one translation thread. SIGINT/SIGTERM/SIGHUP: stop accepting,\n"
                "answer what is in flight, exit 0. API: docs/serve.md",
                "nmt-serve"};
   nmt::cli::CommonOptions common;
@@ -102,8 +112,6 @@ int main(int argc, char** argv) {
   nmt::cli::add_verbose_option(app, verbose);
   return nmt::cli::run(app, common, argc, argv, [&] {
     if (d.nbest > d.beam) throw nmt::Error("--nbest " + std::to_string(d.nbest) + " must be <= --beam " + std::to_string(d.beam));
-    const sigset_t signals = shutdown_signals();
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread exists
     base.precision = nmt::parse_precision(precision);
     const auto device = nmt::parse_device(device_name);
     base.batch_tokens = batching.max_batch_tokens;
