@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
     nmt::serve::BatchBackend backend{
         [&service](const std::vector<std::string>& lines, const std::vector<nmt::serve::LineGuide>& guides,
                    const nmt::serve::JobOptions& options) { return service.translate(lines, guides, options); },
-        [&service](const std::string& line) { return service.cost(line); },
+        [&service](const std::string& line, const nmt::serve::LineGuide& guide) { return service.cost(line, guide); },
         [threads] { at::set_num_threads(threads); }};  // the worker's one OpenMP pool
     nmt::serve::BatchQueue queue(std::move(backend), batching);
     nmt::serve::HttpServer server(queue, model_info, settings);

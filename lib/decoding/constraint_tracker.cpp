@@ -1,11 +1,15 @@
 #include "constraint_tracker.h"
 
 #include "nmt/base/error.h"
+#include "nmt/decoding/search.h"
 
 namespace nmt::search_detail {
 
 ConstraintTracker::ConstraintTracker(std::vector<std::vector<int>> phrases) : phrases_(std::move(phrases)) {
-  if (phrases_.size() > 64) throw Error("search: at most 64 constraints per sentence, got " + std::to_string(phrases_.size()));
+  static_assert(SearchOptions::kMaxConstraints <= 64, "one bit of all_ per phrase");
+  if (phrases_.size() > SearchOptions::kMaxConstraints)
+    throw Error("search: at most " + std::to_string(SearchOptions::kMaxConstraints) + " constraints per sentence, got " +
+                std::to_string(phrases_.size()));
   for (size_t c = 0; c < phrases_.size(); ++c) {
     if (phrases_[c].empty()) throw Error("search: an empty constraint");
     all_ |= uint64_t{1} << c;

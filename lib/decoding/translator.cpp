@@ -93,6 +93,17 @@ int64_t input_token_limit(const Seq2SeqModel& model, const SearchOptions& search
   return limit;
 }
 
+std::string guide_problem(const Seq2SeqModel& model, size_t prefix_tokens, size_t constraints) {
+  const int64_t positions = model.max_positions();
+  if (positions > 0 && static_cast<int64_t>(prefix_tokens) + 2 > positions)
+    return "prefix of " + std::to_string(prefix_tokens) + " tokens: the model's " + std::to_string(positions) +
+           " positions take at most " + std::to_string(positions - 2);
+  if (constraints > SearchOptions::kMaxConstraints)
+    return std::to_string(constraints) + " constraints: at most " + std::to_string(SearchOptions::kMaxConstraints) +
+           " per line";
+  return "";
+}
+
 void TranslateOptions::validate() const {
   search.validate();
   strategy_for(search);  // throws for an unknown strategy
@@ -134,6 +145,13 @@ Translation Translator::prepare(const std::string& line, const std::string& pref
     if (!ids.empty()) t.constraint_ids.push_back(std::move(ids));
   }
   if (!is_blank(prefix)) t.prefix_ids = model_.target_tokenizer.encode(prefix);
+  if (auto problem = guide_problem(*model_.model, t.prefix_ids.size(), t.constraint_ids.size()); !problem.empty()) {
+    t.skipped = true;
+    t.warning = problem + "; line not translated";
+    t.prefix_ids.clear();
+    t.constraint_ids.clear();
+    return t;
+  }
   if (const auto problem = utf8_problem(line); !problem.empty()) {
     t.skipped = true;
     t.warning = problem + "; line not translated";

@@ -64,6 +64,18 @@ void BatchQueue::work() {
   }
 }
 
+int64_t BatchQueue::admit(const Job& job) const {
+  int64_t cost = 0;
+  for (size_t i = 0; i < job.lines.size(); ++i) {
+    try {
+      cost += backend_.cost(job.lines[i], job.guides[i]);
+    } catch (const RequestError& e) {
+      throw RequestError(e.status(), "line " + std::to_string(i + 1) + " of the request: " + e.what());
+    }
+  }
+  return cost;
+}
+
 bool BatchQueue::serve_round() {
   std::deque<Job> arrived;
   bool stopping = false;
@@ -75,11 +87,11 @@ bool BatchQueue::serve_round() {
     arrived.swap(incoming_);
     stopping = stopping_;
   }
-  // Costing tokenizes, so it happens here on the worker, outside the lock.
+  // Costing tokenizes, so it happens here on the worker, outside the lock; a job the model
+  // cannot take is answered here and never joins a batch.
   for (auto& job : arrived) {
     try {
-      job.cost = 0;
-      for (const auto& line : job.lines) job.cost += backend_.cost(line);
+      job.cost = admit(job);
       pending_.push_back(std::move(job));
     } catch (...) {
       job.done({}, std::current_exception());

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "nmt/export/attention_export.h"
+#include "nmt/text/corpus.h"
 
 namespace nmt::serve {
 
@@ -67,7 +68,14 @@ LineResult TranslationService::to_result(const Translation& translation, const s
   return result;
 }
 
-int64_t TranslationService::cost(const std::string& line) const {
+int64_t TranslationService::cost(const std::string& line, const LineGuide& guide) const {
+  // Counted as Translator::prepare counts them (blank phrases and prefixes are dropped).
+  const size_t prefix_tokens = is_blank(guide.prefix) ? 0 : model_.target_tokenizer.encode(guide.prefix).size();
+  size_t phrases = 0;
+  for (const auto& phrase : guide.constraints)
+    phrases += !is_blank(phrase) && !model_.target_tokenizer.encode(phrase).empty();
+  if (const auto problem = guide_problem(*model_.model, prefix_tokens, phrases); !problem.empty())
+    throw RequestError(413, problem);
   return static_cast<int64_t>(model_.source_tokenizer.encode(line).size()) + 1;
 }
 

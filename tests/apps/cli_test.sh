@@ -78,6 +78,19 @@ printf 'neun\tzwei\n\n\nhundert\n' >"$WORK/constraints.txt"
 for word in neun zwei; do sed -n 1p "$WORK/constrained.txt" | grep -q "$word" || { cat "$WORK/constrained.txt" >&2; fail "line 1 lacks the constraint $word"; }; done
 sed -n 4p "$WORK/constrained.txt" | grep -q hundert || { cat "$WORK/constrained.txt" >&2; fail "line 4 lacks the constraint hundert"; }
 expect_error "constraints need beam search" "$BIN/nmt-translate" --model "$MODEL" --beam 1 --constraints "$WORK/constraints.txt" <"$WORK/input.txt"
+# A line the model cannot take (a prefix beyond its 1,024 positions, 65 constraints) is a
+# warning naming it and an empty output line; the other lines are translated as ever.
+{ echo sieben; printf 'i %.0s' $(seq 1100); echo; echo; echo eins; } >"$WORK/guide-prefix.txt"
+{ echo; echo; printf 'neun\t%.0s' $(seq 65); echo; echo; } >"$WORK/guide-constraints.txt"
+"$BIN/nmt-translate" --model "$MODEL" --beam 3 --prefix "$WORK/guide-prefix.txt" --constraints "$WORK/guide-constraints.txt" \
+  --threads 1 --quiet <"$WORK/input.txt" >"$WORK/guided.txt" 2>"$WORK/guided.err" \
+  || { cat "$WORK/guided.err" >&2; fail "a prefix or constraints over the limits ended the run"; }
+[ "$(wc -l <"$WORK/guided.txt")" -eq 4 ] && [ -z "$(sed -n 2p "$WORK/guided.txt")" ] && [ -z "$(sed -n 3p "$WORK/guided.txt")" ] \
+  && [[ "$(sed -n 1p "$WORK/guided.txt")" == sieben* && "$(sed -n 4p "$WORK/guided.txt")" == eins* ]] \
+  || { cat "$WORK/guided.txt" >&2; fail "lines over the limits did not become empty lines alone"; }
+grep -q "warning: line 2: prefix of [0-9]* tokens: the model's 1024 positions" "$WORK/guided.err" \
+  && grep -q "warning: line 3: 65 constraints: at most 64" "$WORK/guided.err" \
+  || { cat "$WORK/guided.err" >&2; fail "no warning naming the lines over the limits"; }
 head -2 "$WORK/prefix.txt" >"$WORK/short-prefix.txt"
 expect_error "short-prefix.txt: no prefix for input line 3" \
   "$BIN/nmt-translate" --model "$MODEL" --prefix "$WORK/short-prefix.txt" <"$WORK/input.txt"

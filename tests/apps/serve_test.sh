@@ -23,7 +23,8 @@ fail() {
 source "$SRC/tests/apps/tiny_task.sh"
 tiny_task "$WORK" 300 10
 cat >"$WORK/tiny.json" <<'JSON'
-{"model": {"arch": "transformer", "d_model": 32, "heads": 2, "ffn_dim": 64, "encoder_layers": 2, "decoder_layers": 2},
+{"model": {"arch": "transformer", "d_model": 32, "heads": 2, "ffn_dim": 64, "encoder_layers": 2, "decoder_layers": 2,
+           "max_positions": 64},
  "train": {"batch_tokens": 400, "schedule": "constant", "learning_rate": 0.003, "valid_every": 100, "log_every": 100,
            "valid_max_sentences": 2}}
 JSON
@@ -201,6 +202,8 @@ kill "$SLOW_PID" 2>/dev/null || true
 wait "$SLOW_PID" 2>/dev/null || true
 
 # --- concurrent clients: each answer equals nmt-translate's for its lines and options --
+# A 13th sends a prefix longer than the model's 64 positions: it alone gets a 413 naming
+# its line, and never joins (or fails) the others' batch.
 for c in $(seq 0 11); do
   if [ $((c % 2)) -eq 0 ]; then options='{"beam": 3, "nbest": 3}'; expected=b3n3; else options='{"beam": 2}'; expected=b2n1; fi
   first=$((c % 6 + 1))
@@ -210,8 +213,12 @@ for c in $(seq 0 11); do
 done
 before=$(curl -s "$URL/health")
 clients=()
+printf '{"text": ["seven", "eight"], "prefix": ["", "%s"]}' "$(printf 'i %.0s' $(seq 90))" >"$WORK/poison.json"
 for c in $(seq 0 11); do post /v1/translate "$WORK/c$c.json" "$WORK/c$c.out" >"$WORK/c$c.status" & clients+=($!); done
+post /v1/translate "$WORK/poison.json" "$WORK/poison.out" >"$WORK/poison.status" & clients+=($!)
 wait "${clients[@]}" || true  # (a bare wait would wait for the server too); statuses checked below
+[ "$(cat "$WORK/poison.status")" = 413 ] && grep -q 'line 2 of the request: prefix of [0-9]* tokens' "$WORK/poison.out" \
+  || fail "a prefix over the model's positions: $(cat "$WORK/poison.status") $(cat "$WORK/poison.out")"
 for c in $(seq 0 11); do
   [ "$(cat "$WORK/c$c.status")" = 200 ] || fail "concurrent client $c: status $(cat "$WORK/c$c.status")"
   same_as_translate "$WORK/c$c.out" "$WORK/c$c.expected" || fail "concurrent client $c: answer differs from nmt-translate"

@@ -91,3 +91,29 @@ TEST_CASE("the Transformer's input limit respects its positional table", "[trans
   TranslateOptions options;  // ratio 2, extra 10: 2L + 10 + 2 <= 40 gives L = 14
   CHECK(Translator(model, options, torch::kCPU).input_token_limit() == 14);
 }
+
+TEST_CASE("a line whose prefix or constraints the model cannot take is skipped alone", "[translator]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir, 100);
+  auto model = test::random_model(dir, "transformer", 11);
+  model.config.model.transformer.max_positions = 40;
+  model.model = build_model(model.config.model);
+  TranslateOptions options;
+  options.search.beam = 2;
+  options.search.max_length_extra = 3;
+  Translator translator(model, options, torch::kCPU);
+  std::string long_prefix;
+  for (int i = 0; i < 60; ++i) long_prefix += "seven ";
+  const std::vector<std::string> too_many(SearchOptions::kMaxConstraints + 1, "eight");
+  const std::vector<std::string> lines = {"seven", "eight", "one thousand", "twelve"};
+  const auto results = translator.translate(lines, {"", long_prefix, "", "one"}, {{}, {}, too_many, {"two"}});
+  REQUIRE(results.size() == 4);
+  CHECK(results[1].skipped);
+  CHECK_THAT(results[1].warning, HasSubstring("positions take at most 38"));
+  CHECK(results[1].hypotheses.empty());
+  CHECK(results[2].skipped);
+  CHECK_THAT(results[2].warning, HasSubstring("65 constraints: at most 64"));
+  CHECK(results[0].hypotheses.size() == 1);
+  CHECK(results[3].hypotheses.size() == 1);
+  CHECK(guide_problem(*model.model, 38, SearchOptions::kMaxConstraints).empty());
+}

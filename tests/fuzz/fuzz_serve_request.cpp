@@ -30,7 +30,7 @@ std::vector<LineResult> echo(const std::vector<std::string>& lines, const std::v
 }
 
 struct Server {
-  BatchQueue queue{BatchBackend{echo, [](const std::string& line) { return static_cast<int64_t>(line.size()) + 1; }},
+  BatchQueue queue{BatchBackend{echo, [](const std::string& line, const LineGuide&) { return static_cast<int64_t>(line.size()) + 1; }},
                    BatchSettings{4096, std::chrono::milliseconds(0)}};
   Routes routes{queue, nlohmann::json{{"family", "fuzz"}}, JobOptions{}, RequestLimits{}};
 };

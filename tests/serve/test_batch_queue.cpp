@@ -41,7 +41,10 @@ struct FakeBackend {
               }
               return results;
             },
-            [](const std::string& line) { return static_cast<int64_t>(line.size()); }};
+            [](const std::string& line, const LineGuide& guide) {
+              if (guide.prefix == "too long") throw RequestError(413, "prefix too long");
+              return static_cast<int64_t>(line.size());
+            }};
   }
 };
 
@@ -191,6 +194,26 @@ TEST_CASE("a request that fails its batch fails alone: the others are answered",
   queue.stop();
   CHECK(queue.stats().jobs == 3);
   CHECK(queue.stats().lines == 4);
+}
+
+TEST_CASE("a line the model cannot take fails its request before batching, naming the line", "[serve]") {
+  FakeBackend fake;
+  BatchQueue queue(fake.backend(), {1000, std::chrono::milliseconds(200)});
+  auto a = queue.submit({"a1"}, with_beam(1));
+  auto bad = queue.submit({"b1", "b2"}, with_beam(1), {LineGuide{}, LineGuide{"too long", {}}});
+  auto c = queue.submit({"c1"}, with_beam(1));
+  CHECK(texts(a.get()) == std::vector<std::string>{"a1|1"});
+  try {
+    bad.get();
+    FAIL("the refused line was translated");
+  } catch (const RequestError& e) {
+    CHECK(e.status() == 413);
+    CHECK(std::string(e.what()) == "line 2 of the request: prefix too long");
+  }
+  CHECK(texts(c.get()) == std::vector<std::string>{"c1|1"});
+  queue.stop();
+  REQUIRE(fake.batches.size() == 1);  // a and c together, never b
+  CHECK(fake.batches.front().lines == std::vector<std::string>{"a1", "c1"});
 }
 
 TEST_CASE("the worker is started once, on its own thread, before its first job", "[serve]") {

@@ -37,7 +37,7 @@ TEST_CASE("serve() throws when accepting fails, and stop() still returns", "[ser
   BatchBackend backend{[](const std::vector<std::string>& lines, const std::vector<LineGuide>&, const JobOptions&) {
                          return std::vector<LineResult>(lines.size());
                        },
-                       [](const std::string&) { return int64_t{1}; }};
+                       [](const std::string&, const LineGuide&) { return int64_t{1}; }};
   BatchQueue queue(backend, BatchSettings{});
   ServerSettings settings;
   settings.port = 0;

@@ -61,8 +61,10 @@ struct SearchOptions {
   /// Per source row, phrases (token sequences) every hypothesis must contain, in any order,
   /// each as a contiguous run: lexically constrained beam search (beam_search only). A
   /// sentence whose length limit leaves no room for them all returns what it has (cut).
-  /// Empty: no constraints.
+  /// At most kMaxConstraints phrases per row. Empty: no constraints.
   std::vector<std::vector<std::vector<int>>> constraints;
+  /// Phrases one row may be constrained to (the search tracks each as a bit of a word).
+  static constexpr size_t kMaxConstraints = 64;
 
   /// Throws nmt::Error naming the first bad field.
   void validate() const;

@@ -43,6 +43,13 @@ struct Translation {
 /// (0 = no limit).
 int64_t input_token_limit(const Seq2SeqModel& model, const SearchOptions& search, int64_t requested);
 
+/// Why `model` cannot translate a line whose every hypothesis must start with
+/// `prefix_tokens` target tokens and contain `constraints` phrases ("" when it can): the
+/// Transformer's positional table bounds the prefix (bos and eos around it), and the search
+/// tracks at most SearchOptions::kMaxConstraints phrases. Checked per line before batching,
+/// so that such a line is skipped with this warning instead of failing its batch.
+std::string guide_problem(const Seq2SeqModel& model, size_t prefix_tokens, size_t constraints);
+
 class Translator {
  public:
   /// Throws nmt::Error for invalid options, or a beam whose scores alone would not fit
@@ -59,7 +66,7 @@ class Translator {
   /// The same, every hypothesis of line i also containing each phrase of constraints[i]
   /// (target text, split by the target tokenizer; SearchOptions::constraints; beam search
   /// only). A line whose best hypothesis lacks one (the length limit left no room) gets a
-  /// warning. `constraints` empty: none.
+  /// warning; one with a guide_problem() is skipped with it. `constraints` empty: none.
   std::vector<Translation> translate(const std::vector<std::string>& lines, const std::vector<std::string>& prefixes,
                                      const std::vector<std::vector<std::string>>& constraints);
 

@@ -38,7 +38,10 @@ struct BatchBackend {
   std::function<std::vector<LineResult>(const std::vector<std::string>&, const std::vector<LineGuide>&,
                                         const JobOptions&)>
       translate;
-  std::function<int64_t(const std::string&)> cost;  ///< tokens a line adds to a batch
+  /// (line, guide): the tokens the line adds to a batch. Throws RequestError when the model
+  /// cannot translate the line (its prefix or constraints over the model's limits): its job
+  /// then fails with that status, naming the line, before it joins a batch.
+  std::function<int64_t(const std::string&, const LineGuide&)> cost;
   /// Once, on the worker thread, before its first job (e.g. its LibTorch thread count,
   /// which is per thread); optional.
   std::function<void()> start_worker;
@@ -84,6 +87,9 @@ class BatchQueue {
   };
 
   void work();
+  /// The job's cost in tokens; throws the backend's RequestError for a line it cannot take,
+  /// naming that line.
+  int64_t admit(const Job& job) const;
   std::vector<Job> take_batch(bool force);
   /// When the oldest pending job is due (see the top of this file). pending_ not empty.
   std::chrono::steady_clock::time_point due_time() const;

@@ -24,8 +24,9 @@ class TranslationService {
   std::vector<LineResult> translate(const std::vector<std::string>& lines, const std::vector<LineGuide>& guides,
                                     const JobOptions& options);
 
-  /// Source tokens of `line` plus eos: what a line costs in a batch.
-  int64_t cost(const std::string& line) const;
+  /// Source tokens of `line` plus eos: what a line costs in a batch. Throws RequestError
+  /// 413 when the model cannot take the line's guide (guide_problem()).
+  int64_t cost(const std::string& line, const LineGuide& guide) const;
 
   /// GET /v1/model: family, sizes, vocabularies, the model config, limits.
   nlohmann::json describe() const;
