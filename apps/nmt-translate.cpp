@@ -8,6 +8,7 @@
 
 #include "nmt/base/cli.h"
 #include "nmt/text/corpus.h"
+#include "nmt/text/line_reader.h"
 #include "nmt/base/device.h"
 #include "nmt/base/error.h"
 #include "nmt/decoding/strategy.h"
@@ -79,23 +80,31 @@ class LineAlignedFile {
     in_.open(path_, std::ios::binary);
     if (!in_) throw nmt::Error("cannot open " + what_ + " file " + path_);
   }
-  /// The line for input line `line_number` ("" without a file); nmt::Error when the file ended.
-  std::string next(long line_number) {
+  /// The line for input line `line_number` ("" without a file); nmt::Error when the file
+  /// ended. A line over LineReader::kDefaultMaxBytes: "", and `skip_reason` says why the
+  /// input line is not translated.
+  std::string next(long line_number, std::string& skip_reason) {
     std::string line;
-    if (in_.is_open() && !nmt::read_line(in_, line, path_))
+    if (in_.is_open() && !lines_.next(line))
       throw nmt::Error(path_ + ": no " + what_ + " for input line " + std::to_string(line_number) +
                        " (one line per input line; an empty line for none)");
+    if (lines_.dropped() > 0) {
+      skip_reason = what_ + " " + path_ + ":" + std::to_string(lines_.number()) + " has " + nmt::cut_warning(lines_) +
+                    "; line not translated";
+      line.clear();
+    }
     return line;
   }
   /// After the input: a warning when the file has lines left.
   void warn_if_longer(long lines) {
-    if (std::string extra; in_.is_open() && nmt::read_line(in_, extra, path_))
+    if (std::string extra; in_.is_open() && lines_.next(extra))
       std::cerr << "nmt-translate: warning: " << path_ << " has more lines than the input (" << lines << ")" << std::endl;
   }
 
  private:
   std::string path_, what_;
   std::ifstream in_;
+  nmt::LineReader lines_{in_, path_, nmt::LineReader::kDefaultMaxBytes, nmt::LineReader::Overlong::cut};
 };
 
 // "a\tb" -> {"a", "b"}; "" -> {}.
@@ -215,11 +224,22 @@ int main(int argc, char** argv) {
       prefixes.clear();
       constraints.clear();
     };
-    for (std::string line; nmt::read_line(std::cin, line, "stdin");) {
+    // Lines are cut where the model stops reading, so memory stays bounded whatever their length.
+    nmt::LineReader input(std::cin, "stdin", translator.input_byte_limit(), nmt::LineReader::Overlong::cut);
+    for (std::string line; input.next(line);) {
+      std::string cut, skip_reason;
+      if (input.dropped() > 0)
+        cut = nmt::cut_warning(input) + " (all the model reads: " + std::to_string(translator.input_token_limit()) +
+              " tokens)";
+      prefixes.push_back(prefix_file.next(input.number(), skip_reason));
+      if (!constraints_path.empty()) constraints.push_back(split_tabs(constraint_file.next(input.number(), skip_reason)));
+      if (!skip_reason.empty()) line.clear();  // its output line stays empty
+      for (const auto* warning : {&cut, &skip_reason}) {
+        if (warning->empty()) continue;
+        ++warnings;
+        std::cerr << "nmt-translate: warning: line " << input.number() << ": " << *warning << std::endl;
+      }
       lines.push_back(std::move(line));
-      const long number = line_number + static_cast<long>(lines.size());
-      prefixes.push_back(prefix_file.next(number));
-      if (!constraints_path.empty()) constraints.push_back(split_tabs(constraint_file.next(number)));
       if (lines.size() >= block) flush_block();
     }
     if (!lines.empty()) flush_block();

@@ -2,10 +2,13 @@
 
 #include <torch/torch.h>
 
+#include <sstream>
+
 #include "nmt/base/error.h"
 #include "nmt/decoding/search.h"
 #include "nmt/text/batching.h"
 #include "nmt/text/corpus.h"
+#include "nmt/text/line_reader.h"
 
 namespace nmt {
 namespace {
@@ -125,32 +128,43 @@ AlignJobResult run_align_job(Translator& translator, std::istream& sources, std:
   AlignJob job(translator, target_name, options, write, warn);
   std::vector<std::string> source_block, target_block;
   std::string source_line, target_line;
-  long target_lines = 0;
+  // Lines are cut where the model stops reading (Translator::input_byte_limit), so that
+  // memory stays bounded whatever a line's length; the cut is a warning on that line.
+  const size_t max_bytes = translator.input_byte_limit();
+  LineReader source_lines(sources, "stdin", max_bytes, LineReader::Overlong::cut);
+  std::istringstream no_targets;
+  LineReader target_lines(targets != nullptr ? *targets : no_targets, target_name, max_bytes, LineReader::Overlong::cut);
+  auto warn_if_cut = [&](const LineReader& reader) {
+    if (reader.dropped() > 0)
+      warn(reader.number(), reader.name() + ": " + cut_warning(reader) + " (all the model reads)");
+  };
   auto flush = [&] {
     if (targets != nullptr) job.force_block(source_block, target_block);
     else job.translate_block(source_block);
     source_block.clear(), target_block.clear();
   };
-  while (read_line(sources, source_line, "stdin")) {
+  while (source_lines.next(source_line)) {
+    warn_if_cut(source_lines);
     if (targets != nullptr) {
-      if (!read_line(*targets, target_line, target_name)) {
+      if (!target_lines.next(target_line)) {
         flush();
-        long source_lines = job.result().lines + 1;
-        while (read_line(sources, source_line, "stdin")) ++source_lines;
-        throw Error(target_name + " has " + std::to_string(target_lines) + " lines but stdin has " +
-                    std::to_string(source_lines) + "; they must be line-aligned");
+        long source_count = source_lines.number();
+        while (source_lines.next(source_line)) source_count = source_lines.number();
+        throw Error(target_name + " has " + std::to_string(target_lines.number()) + " lines but stdin has " +
+                    std::to_string(source_count) + "; they must be line-aligned");
       }
-      ++target_lines;
+      warn_if_cut(target_lines);
       target_block.push_back(std::move(target_line));
     }
     source_block.push_back(std::move(source_line));
     if (source_block.size() >= options.block_lines) flush();
   }
   flush();
-  if (targets != nullptr && read_line(*targets, target_line, target_name)) {
-    ++target_lines;
-    while (read_line(*targets, target_line, target_name)) ++target_lines;
-    throw Error(target_name + " has " + std::to_string(target_lines) + " lines but stdin has " +
+  if (targets != nullptr && target_lines.next(target_line)) {
+    while (target_lines.next(target_line)) {
+    }
+    const long target_count = target_lines.number();
+    throw Error(target_name + " has " + std::to_string(target_count) + " lines but stdin has " +
                 std::to_string(job.result().lines) + "; they must be line-aligned");
   }
   return job.result();

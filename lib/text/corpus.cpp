@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "nmt/base/error.h"
+#include "nmt/text/line_reader.h"
 
 namespace nmt {
 namespace {
@@ -60,26 +61,13 @@ bool is_blank(const std::string& line) {
   return line.find_first_not_of(" \t") == std::string::npos;
 }
 
-bool read_line(std::istream& in, std::string& line, const std::string& name) {
-  errno = 0;
-  if (!std::getline(in, line)) {
-    // std::cin reads through stdio (sync_with_stdio): its read errors show in ferror().
-    const bool failed = in.bad() || (&in == &std::cin && std::ferror(stdin));
-    if (failed) throw Error("cannot read " + name + ": " + (errno != 0 ? std::strerror(errno) : "read error"));
-    return false;
-  }
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  return true;
-}
-
 std::vector<std::string> read_lines(std::istream& in, const std::string& name, bool check_utf8) {
   std::vector<std::string> lines;
   std::string line;
-  long number = 0;
-  while (read_line(in, line, name)) {
-    ++number;
+  LineReader reader(in, name);
+  while (reader.next(line)) {
     if (check_utf8) {
-      if (auto problem = utf8_problem(line); !problem.empty()) throw Error(at_line(name, number, problem));
+      if (auto problem = utf8_problem(line); !problem.empty()) throw Error(at_line(name, reader.number(), problem));
     }
     lines.push_back(std::move(line));
   }

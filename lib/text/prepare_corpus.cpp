@@ -18,6 +18,7 @@
 #include "nmt/base/error.h"
 #include "nmt/base/sealed_file.h"
 #include "nmt/text/corpus.h"
+#include "nmt/text/line_reader.h"
 #include "nmt/text/prepared_corpus.h"
 #include "nmt/text/tokenizer.h"
 #include "prepared_format.h"
@@ -113,6 +114,7 @@ class OutputFile {
 struct Chunk {
   uint64_t first_line = 0;  // 1-based
   std::vector<std::string> source, target;
+  std::vector<uint8_t> overlong;  // per pair: a side was cut at LineReader::kDefaultMaxBytes
   std::vector<uint32_t> ids;  // both sides of each kept pair
   std::vector<uint16_t> source_lengths, target_lengths;
   std::vector<uint64_t> line_numbers;
@@ -135,6 +137,11 @@ void tokenize(Chunk& chunk, const PrepareOptions& o) {
       ++chunk.empty;
       continue;
     }
+    if (chunk.overlong[i]) {  // never tokenized: it would not fit in kMaxPreparedTokens anyway
+      if (chunk.too_long_lines.size() < kListedSkips) chunk.too_long_lines.push_back(line);
+      ++chunk.too_long;
+      continue;
+    }
     const auto source = o.source_tokenizer->encode(chunk.source[i]);
     const auto target = o.target_tokenizer->encode(chunk.target[i]);
     if (source.size() > kMaxPreparedTokens || target.size() > kMaxPreparedTokens) {
@@ -149,6 +156,7 @@ void tokenize(Chunk& chunk, const PrepareOptions& o) {
     chunk.line_numbers.push_back(line);
   }
   chunk.source.clear(), chunk.source.shrink_to_fit();
+  chunk.overlong.clear();
   chunk.target.clear(), chunk.target.shrink_to_fit();
 }
 
@@ -161,16 +169,18 @@ class PairReader {
     if (!source_) throw Error("cannot open " + source_path + ": " + std::strerror(errno));
     if (!target_) throw Error("cannot open " + target_path + ": " + std::strerror(errno));
   }
+  PairReader(const PairReader&) = delete;  // the line readers refer to the streams
   // Up to kChunkLines pairs; false at the end of both files.
   bool fill(Chunk& chunk) {
     chunk.first_line = lines_ + 1;
     std::string source_line, target_line;
     while (chunk.source.size() < kChunkLines) {
-      const bool has_source = read_line(source_, source_line, source_path_);
-      const bool has_target = read_line(target_, target_line, target_path_);
+      const bool has_source = source_lines_.next(source_line);
+      const bool has_target = target_lines_.next(target_line);
       if (has_source != has_target) throw misaligned(has_source);
       if (!has_source) break;
       ++lines_;
+      chunk.overlong.push_back(source_lines_.dropped() > 0 || target_lines_.dropped() > 0);
       chunk.source.push_back(std::move(source_line));
       chunk.target.push_back(std::move(target_line));
     }
@@ -185,10 +195,10 @@ class PairReader {
 
  private:
   Error misaligned(bool source_longer) {
-    auto& longer = source_longer ? source_ : target_;
+    auto& longer = source_longer ? source_lines_ : target_lines_;
     uint64_t rest = 1;
     std::string line;
-    while (read_line(longer, line, source_longer ? source_path_ : target_path_)) ++rest;
+    while (longer.next(line)) ++rest;
     const auto source_lines = lines_ + (source_longer ? rest : 0);
     const auto target_lines = lines_ + (source_longer ? 0 : rest);
     return Error("parallel corpus is not line-aligned: " + source_path_ + " has " + std::to_string(source_lines) +
@@ -196,6 +206,9 @@ class PairReader {
   }
   std::string source_path_, target_path_;
   std::ifstream source_, target_;
+  // Over-long lines are cut (and their pair skipped as too long), so memory stays bounded.
+  LineReader source_lines_{source_, source_path_, LineReader::kDefaultMaxBytes, LineReader::Overlong::cut};
+  LineReader target_lines_{target_, target_path_, LineReader::kDefaultMaxBytes, LineReader::Overlong::cut};
   uint64_t lines_ = 0;
 };
 

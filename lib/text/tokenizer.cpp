@@ -246,11 +246,10 @@ std::vector<std::string> read_training_sentences(const TokenizerTrainOptions& op
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error("cannot open " + path + ": " + std::strerror(errno));
     std::string line;
-    long number = 0;
+    LineReader reader(in, path);
     uint64_t kept = 0;
-    while (read_line(in, line, path)) {
-      ++number;
-      if (auto problem = utf8_problem(line); !problem.empty()) throw Error(at_line(path, number, problem));
+    while (reader.next(line)) {
+      if (auto problem = utf8_problem(line); !problem.empty()) throw Error(at_line(path, reader.number(), problem));
       if (is_blank(line)) continue;
       ++kept;
       const uint64_t seen = report.sentences_read++;

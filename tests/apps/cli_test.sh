@@ -91,6 +91,21 @@ expect_error "constraints need beam search" "$BIN/nmt-translate" --model "$MODEL
 grep -q "warning: line 2: prefix of [0-9]* tokens: the model's 1024 positions" "$WORK/guided.err" \
   && grep -q "warning: line 3: 65 constraints: at most 64" "$WORK/guided.err" \
   || { cat "$WORK/guided.err" >&2; fail "no warning naming the lines over the limits"; }
+# A 20 MB line without spaces is read only as far as the model reads (a warning says so):
+# memory stays within 50 MB of a run on short lines, and the lines around it are translated.
+peak_kb() {  # peak_kb INPUT COMMAND...: the command's peak RSS in KB, its stdin INPUT
+  python3 -c 'import resource, subprocess, sys
+with open(sys.argv[1], "rb") as i:
+    subprocess.run(sys.argv[2:], stdin=i, stdout=subprocess.DEVNULL, stderr=open(sys.argv[1] + ".err", "w"), check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+}
+python3 -c "import sys; sys.stdout.write('sieben\n' + 'x' * 20000000 + '\nacht\n')" >"$WORK/long-line.txt"
+printf 'sieben\nx\nacht\n' >"$WORK/short-lines.txt"
+short_kb=$(peak_kb "$WORK/short-lines.txt" "$BIN/nmt-translate" --model "$MODEL" --threads 1 --quiet) || fail "translating short lines failed"
+long_kb=$(peak_kb "$WORK/long-line.txt" "$BIN/nmt-translate" --model "$MODEL" --threads 1 --quiet) || fail "a 20 MB line ended the run"
+[ $((long_kb - short_kb)) -le 51200 ] || fail "a 20 MB line took $((long_kb - short_kb)) KB more than short lines"
+grep -q "warning: line 2: only the first [0-9]* of its 20000000 bytes read" "$WORK/long-line.txt.err" \
+  || { cat "$WORK/long-line.txt.err" >&2; fail "no warning that the 20 MB line was cut"; }
 head -2 "$WORK/prefix.txt" >"$WORK/short-prefix.txt"
 expect_error "short-prefix.txt: no prefix for input line 3" \
   "$BIN/nmt-translate" --model "$MODEL" --prefix "$WORK/short-prefix.txt" <"$WORK/input.txt"

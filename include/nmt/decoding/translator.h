@@ -75,6 +75,12 @@ class Translator {
   const TranslateOptions& options() const { return options_; }
   /// Longest input (in tokens) translated without truncation.
   int64_t input_token_limit() const { return input_limit_; }
+  /// The bytes of a line worth reading (nmt/text/line_reader.h): 64 per token of
+  /// input_token_limit(), since a SentencePiece piece is at most 16 characters of at most 4
+  /// bytes. Beyond it a line only adds tokens that truncation drops (unless it is mostly
+  /// spaces or characters the vocabulary lacks), so tools cut lines there, with a warning,
+  /// to keep memory and time bounded whatever a line's length.
+  size_t input_byte_limit() const { return static_cast<size_t>(input_limit_) * 64; }
 
  private:
   Translation prepare(const std::string& line, const std::string& prefix,

@@ -17,14 +17,10 @@ std::string utf8_problem(std::string_view text);
 /// True for a line of only spaces and tabs (or nothing).
 bool is_blank(const std::string& line);
 
-/// std::getline that also drops a trailing "\r" (Windows line endings). False at the end
-/// of the stream; a read error (stdin a directory, an I/O error) throws nmt::Error
-/// "cannot read NAME: REASON" instead of looking like the end.
-bool read_line(std::istream& in, std::string& line, const std::string& name);
-
-/// All lines of a stream (trailing "\r" dropped). With `check_utf8`, invalid UTF-8
-/// throws nmt::Error as "name:line: ..."; without, lines are returned as they are
-/// (for tools that warn per line instead).
+/// All lines of a stream (trailing "\r" dropped; line by line: nmt/text/line_reader.h). With
+/// `check_utf8`, invalid UTF-8 throws nmt::Error as "name:line: ..."; without, lines are
+/// returned as they are (for tools that warn per line instead). A line over
+/// LineReader::kDefaultMaxBytes throws "name:line: ...".
 std::vector<std::string> read_lines(std::istream& in, const std::string& name, bool check_utf8);
 
 /// Reads a UTF-8 text file into lines (a trailing "\r" is dropped: Windows line endings).

@@ -44,7 +44,7 @@ struct PreparedCorpusInfo {
   uint64_t total_lines = 0;       ///< lines in each source file
   uint64_t pairs = 0;             ///< stored pairs
   uint64_t empty_skipped = 0;     ///< pairs with a blank side
-  uint64_t too_long_skipped = 0;  ///< pairs with over kMaxPreparedTokens ids on a side
+  uint64_t too_long_skipped = 0;  ///< pairs with over kMaxPreparedTokens ids (or 1 MiB) on a side
 };
 
 class PreparedCorpus final : public TokenCorpus {
