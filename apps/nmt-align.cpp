@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
     const auto device = nmt::parse_device(device_name);
     nmt::Translator translator(nmt::load_model(model_path, device), translate, device);
     const auto& loaded = translator.model();
+    if (verbose) nmt::cli::print_verbose(app, nmt::checksum_notes(loaded));
     if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*loaded.model));
     const auto& arch = loaded.config.model.arch;
     if (!layers.empty()) {

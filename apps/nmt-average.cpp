@@ -3,7 +3,9 @@
 #include "nmt/models/average.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Average the weights of checkpoints of one run (same model config and tokenizers) into one model file",
+  CLI::App app{"Average the weights of checkpoints of one run (same model config and tokenizers) into one model file.\n"
+               "Given one checkpoint, re-saves it for inference with its weights as they are, sealed with a\n"
+               "checksum (files written before checkpoints were sealed carry none: --verbose of the tools says so)",
                "nmt-average"};
   nmt::cli::CommonOptions common;
   nmt::cli::add_common_options(app, common);

@@ -120,6 +120,7 @@ int main(int argc, char** argv) {
     // Converted here, at load, rather than by the first request's translator.
     loaded.model->use_linear_path(nmt::inference_path(base.precision, device));
     const auto model = loaded.model;
+    if (verbose) nmt::cli::print_verbose(app, nmt::checksum_notes(loaded));
     nmt::serve::TranslationService service(std::move(loaded), base, device);
     if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*model));
     const auto model_info = service.describe();  // now: afterwards only the worker touches the model

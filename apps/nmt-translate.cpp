@@ -197,6 +197,7 @@ int main(int argc, char** argv) {
     options.validate();
     const auto device = nmt::parse_device(device_name);
     nmt::Translator translator(nmt::load_ensemble(model_paths, device), options, device);
+    if (verbose) nmt::cli::print_verbose(app, nmt::checksum_notes(translator.model()));
     if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*translator.model().model));
     const auto& target = translator.model().target_tokenizer;
     stream = stream || options.batch_size == 1 || isatty(STDIN_FILENO);

@@ -57,15 +57,38 @@ void save_checkpoint(const std::string& path, const Config& config, Seq2SeqModel
   write_file_atomically(path, seal(kSealKind, bytes.str()));
 }
 
-torch::serialize::InputArchive read_checkpoint_archive(const std::string& path) {
+namespace {
+
+std::string read_checkpoint_file(const std::string& path) {
   if (!std::filesystem::exists(path)) throw Error("no such model file: " + path);
   if (std::filesystem::is_directory(path)) throw Error(path + " is a directory, not a model file");
-  return checkpoint_archive(read_file(path, "model file"), path);
+  return read_file(path, "model file");
 }
 
-torch::serialize::InputArchive checkpoint_archive(const std::string& bytes, const std::string& path) {
+// A file without a checksum may hold any bytes where a weight was; the one damage that
+// can be told is a value that no training leaves: NaN or infinity.
+void require_finite_weights(Seq2SeqModel& model, const std::string& path) {
+  auto check = [&](const std::string& name, const torch::Tensor& tensor) {
+    if (!tensor.is_floating_point()) return;
+    const auto bad = tensor.numel() - torch::isfinite(tensor).sum().item<int64_t>();
+    if (bad > 0)
+      throw Error("weights in " + path + ": " + name + " holds " + std::to_string(bad) +
+                  " non-finite values (NaN or infinity): the file is damaged");
+  };
+  for (const auto& item : model.named_parameters()) check(item.key(), item.value());
+  for (const auto& item : model.named_buffers()) check(item.key(), item.value());
+}
+
+}  // namespace
+
+torch::serialize::InputArchive read_checkpoint_archive(const std::string& path) {
+  return checkpoint_archive(read_checkpoint_file(path), path);
+}
+
+torch::serialize::InputArchive checkpoint_archive(const std::string& bytes, const std::string& path, bool* sealed) {
   // Files written before checkpoints were sealed (main 896ef85 and older) are bare archives.
   const auto unsealed = unseal(bytes, kSealKind, path);
+  if (sealed != nullptr) *sealed = unsealed.sealed;
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(unsealed.payload.data(), unsealed.payload.size());
@@ -84,8 +107,19 @@ int64_t checkpoint_step(torch::serialize::InputArchive& archive) {
 }
 
 LoadedModel load_model(const std::string& path, const torch::Device& device) {
-  auto archive = read_checkpoint_archive(path);
-  return load_model(archive, path, device);
+  bool sealed = true;
+  auto archive = checkpoint_archive(read_checkpoint_file(path), path, &sealed);
+  auto loaded = load_model(archive, path, device);
+  if (!sealed) loaded.unsealed.push_back(path);
+  return loaded;
+}
+
+std::vector<std::string> checksum_notes(const LoadedModel& loaded) {
+  std::vector<std::string> notes;
+  for (const auto& path : loaded.unsealed)
+    notes.push_back(path + " carries no checksum (written before checkpoints were sealed): `nmt-average -o NEW.pt " +
+                    path + "` re-saves it sealed, the weights as they are");
+  return notes;
 }
 
 LoadedModel load_model(torch::serialize::InputArchive& archive, const std::string& path, const torch::Device& device) {
@@ -105,6 +139,7 @@ LoadedModel load_model(torch::serialize::InputArchive& archive, const std::strin
   } catch (const c10::Error& e) {
     throw Error("weights in " + path + " do not fit its config: " + e.what_without_backtrace());
   }
+  require_finite_weights(*loaded.model, path);
   loaded.model->to(device);
   loaded.model->eval();
   return loaded;

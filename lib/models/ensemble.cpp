@@ -133,6 +133,7 @@ LoadedModel load_ensemble(const std::vector<std::string>& paths, const torch::De
         throw Error("ensemble: the " + std::string(side) + " tokenizer of " + paths[i] + " differs from " +
                     paths.front() + "'s; the models of an ensemble must share their tokenizers");
     members.push_back(member.model);
+    first.unsealed.insert(first.unsealed.end(), member.unsealed.begin(), member.unsealed.end());
   }
   auto ensemble = std::make_shared<EnsembleModel>(std::move(members));
   ensemble->eval();

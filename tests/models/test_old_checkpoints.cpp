@@ -8,6 +8,7 @@
 
 #include "nmt/decoding/search.h"
 #include "nmt/decoding/translator.h"
+#include "nmt/models/average.h"
 #include "nmt/models/checkpoint.h"
 #include "nmt/text/batching.h"
 #include "nmt/training/trainer.h"
@@ -99,4 +100,41 @@ TEST_CASE("an old last.pt resumes training", "[checkpoint][compat][trainer]") {
   const auto resumed = load_model(dir.file("run/last.pt"));
   CHECK(resumed.config.model.transformer.d_model == 32);
   CHECK(resumed.config.train.max_steps == 42);
+}
+
+TEST_CASE("an old checkpoint is known to carry no checksum, and re-saved sealed as it is", "[checkpoint][compat]") {
+  test::ScratchDir dir;
+  const auto old = load_model(checkpoint_of("gru"));
+  REQUIRE(old.unsealed == std::vector<std::string>{checkpoint_of("gru")});
+  const auto notes = checksum_notes(old);
+  REQUIRE(notes.size() == 1);
+  CHECK_THAT(notes.front(), HasSubstring("carries no checksum"));
+  write_average({checkpoint_of("gru")}, dir.file("sealed.pt"));
+  const auto resaved = load_model(dir.file("sealed.pt"));
+  CHECK(resaved.unsealed.empty());
+  CHECK(checksum_notes(resaved).empty());
+  const auto a = old.model->named_parameters(), b = resaved.model->named_parameters();
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) CHECK(torch::equal(a[i].value(), b[i].value()));
+  CHECK(load_model(checkpoint_of("gru")).unsealed.size() == 1);  // the old file, untouched, still loads
+}
+
+TEST_CASE("an old checkpoint with a non-finite weight is refused naming the tensor", "[checkpoint][compat]") {
+  test::ScratchDir dir;
+  std::ifstream in(checkpoint_of("gru"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The archive stores each tensor's floats as they are: find a weight's and damage one.
+  const auto old = load_model(checkpoint_of("gru"));
+  const auto parameters = old.model->named_parameters();
+  const auto name = parameters[0].key();
+  const auto weight = parameters[0].value();
+  const auto first = weight.flatten().slice(0, 0, 8).contiguous();
+  const std::string pattern(static_cast<const char*>(first.data_ptr()), 8 * sizeof(float));
+  const auto at = bytes.find(pattern);
+  REQUIRE(at != std::string::npos);
+  bytes[at + 3] = static_cast<char>(0x7F), bytes[at + 2] = static_cast<char>(0xC0);  // a NaN's exponent and quiet bit
+  std::ofstream(dir.file("damaged.pt"), std::ios::binary) << bytes;
+  CHECK_THROWS_WITH(load_model(dir.file("damaged.pt")),
+                    "weights in " + dir.file("damaged.pt") + ": " + name +
+                        " holds 1 non-finite values (NaN or infinity): the file is damaged");
 }

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "nmt/base/config.h"
 #include "nmt/models/model.h"
@@ -19,10 +20,18 @@ struct LoadedModel {
   Tokenizer source_tokenizer;
   Tokenizer target_tokenizer;
   int64_t step = -1;  ///< training updates behind these weights (-1: not recorded, older files)
+  /// The files loaded that carry no checksum (written before checkpoints were sealed):
+  /// damage to them shows only where it makes a weight non-finite (refused at load).
+  std::vector<std::string> unsealed;
 };
 
+/// For --verbose: per file of `loaded.unsealed`, that it carries no checksum and how to
+/// re-save it sealed (nmt-average with that one file: the weights stay as they are).
+std::vector<std::string> checksum_notes(const LoadedModel& loaded);
+
 /// Loads a checkpoint for inference: builds the model from the stored config, loads
-/// its weights, puts it in eval mode on `device`. Throws nmt::Error naming the file.
+/// its weights, puts it in eval mode on `device`. Throws nmt::Error naming the file, and
+/// naming the tensor when a weight is not finite (NaN or infinity: a damaged file).
 LoadedModel load_model(const std::string& path, const torch::Device& device = torch::kCPU);
 /// The same from an archive already read; `path` names it in errors.
 LoadedModel load_model(torch::serialize::InputArchive& archive, const std::string& path,
@@ -38,7 +47,9 @@ void save_checkpoint(const std::string& path, const Config& config, Seq2SeqModel
 /// Throws nmt::Error naming the file: missing, corrupted, truncated, or not a checkpoint.
 torch::serialize::InputArchive read_checkpoint_archive(const std::string& path);
 /// The same from a checkpoint file's bytes already in memory (`path` names it in errors).
-torch::serialize::InputArchive checkpoint_archive(const std::string& bytes, const std::string& path);
+/// `sealed`, when given, tells whether the file carries a checksum.
+torch::serialize::InputArchive checkpoint_archive(const std::string& bytes, const std::string& path,
+                                                  bool* sealed = nullptr);
 /// The step stored in an archive, -1 if none.
 int64_t checkpoint_step(torch::serialize::InputArchive& archive);
 
