@@ -16,12 +16,19 @@
 #include "nmt/base/error.h"
 #include "nmt/base/sealed_file.h"
 #include "nmt/text/tokenizer.h"
+#include "mapping_guard.h"
 #include "prepared_format.h"
 
 namespace nmt {
 namespace {
 
 using prepared_format::Header;
+
+int64_t nanoseconds(const timespec& time) { return int64_t{time.tv_sec} * 1000000000 + time.tv_nsec; }
+
+PreparedCorpus::FileState file_state(const struct stat& status) {
+  return {static_cast<uint64_t>(status.st_size), nanoseconds(status.st_mtim), nanoseconds(status.st_ctim)};
+}
 
 void pread_exactly(int fd, void* buffer, size_t bytes, uint64_t offset, const std::string& path) {
   auto* out = static_cast<char*>(buffer);
@@ -98,6 +105,7 @@ std::shared_ptr<const PreparedCorpus> PreparedCorpus::open(const std::string& pa
   struct stat status {};
   if (::fstat(corpus->fd_, &status) != 0) throw Error("cannot read " + path + ": " + std::strerror(errno));
   if (!S_ISREG(status.st_mode)) throw Error(path + " is not a regular file");
+  corpus->opened_ = file_state(status);
   const auto file_bytes = static_cast<uint64_t>(status.st_size);
   const auto header = read_header(corpus->fd_, file_bytes, path);
   const uint64_t pairs = header.pairs, ids = header.ids;
@@ -134,6 +142,9 @@ std::shared_ptr<const PreparedCorpus> PreparedCorpus::open(const std::string& pa
     corpus->mapping_ = nullptr;
     throw Error("cannot map " + path + ": " + std::strerror(errno));
   }
+  text_detail::guard_mapping(corpus->mapping_, file_bytes, path);
+  // Written while the sections were checked: what was checked is not what is mapped.
+  corpus->require_unchanged();
   const auto* base = static_cast<const char*>(corpus->mapping_);
   corpus->pairs_ = static_cast<size_t>(pairs);
   corpus->id_bytes_ = static_cast<int>(header.id_bytes);
@@ -148,11 +159,25 @@ std::shared_ptr<const PreparedCorpus> PreparedCorpus::open(const std::string& pa
 }
 
 PreparedCorpus::~PreparedCorpus() {
-  if (mapping_ != nullptr) ::munmap(mapping_, mapping_bytes_);
+  if (mapping_ != nullptr) {
+    text_detail::unguard_mapping(mapping_);
+    ::munmap(mapping_, mapping_bytes_);
+  }
   if (fd_ >= 0) ::close(fd_);
 }
 
+void PreparedCorpus::require_unchanged() const {
+  struct stat status {};
+  if (::fstat(fd_, &status) != 0) throw Error("cannot read " + path_ + ": " + std::strerror(errno));
+  if (!(file_state(status) == opened_))
+    throw Error(path_ + " changed while this run read it (written by another process since it was checked); the run "
+                        "stops here: restore or prepare it again, then resume");
+}
+
 void PreparedCorpus::read(size_t pair, std::vector<int>& source, std::vector<int>& target) const {
+  // Before the index is touched (a truncated file would fault there) and after the ids are
+  // read (a writer changes the times before the bytes): either way, never unchecked data.
+  require_unchanged();
   const size_t source_count = source_lengths_[pair], target_count = target_lengths_[pair];
   const uint64_t first = id_offsets_[pair], count = source_count + target_count;
   if (first > ids_ || count > ids_ - first)
@@ -171,6 +196,7 @@ void PreparedCorpus::read(size_t pair, std::vector<int>& source, std::vector<int
     std::memcpy(&id, buffer.data() + 4 * i, 4);
     return static_cast<int>(id);
   };
+  require_unchanged();
   source.resize(source_count);
   target.resize(target_count);
   for (size_t i = 0; i < source_count; ++i) source[i] = id_at(i);

@@ -190,6 +190,22 @@ expect 1 "changing.en changed since it was prepared" "$BIN/nmt-train" "${TRAIN_P
   { cat "$WORK/err" >&2; fail "nmt-train --train-data failed"; }
 [ -z "$(ls -A "$WORK/p2/data-cache" | grep -v '^valid-')" ] || fail "--train-data was copied into the data cache"
 
+# A prepared corpus truncated or overwritten in place while a run reads it: the run stops
+# with an error naming it (exit 1), neither killed by SIGBUS nor training on unchecked data.
+for change in truncate overwrite; do
+  cp "$WORK/c.nmtc" "$WORK/live.nmtc"
+  "$BIN/nmt-train" --config "$WORK/tiny.json" --valid-src "$WORK/valid.en" --valid-tgt "$WORK/valid.de" "${PREP[@]}" \
+    --threads 1 --quiet --max-steps 1000000 --train-data "$WORK/live.nmtc" \
+    --model-dir "$WORK/live-$change" >/dev/null 2>"$WORK/live.err" & run=$!
+  for _ in $(seq 300); do [ -f "$WORK/live-$change/best.pt" ] && break; sleep 0.1; done
+  [ -f "$WORK/live-$change/best.pt" ] || { cat "$WORK/live.err" >&2; fail "the run on live.nmtc did not start"; }
+  if [ "$change" = truncate ]; then truncate -s 0 "$WORK/live.nmtc"; else cp "$WORK/c.nmtc" "$WORK/live.nmtc"; fi
+  got=0
+  wait "$run" || got=$?
+  [ "$got" -eq 1 ] && grep -Eq "live.nmtc (was truncated|changed) while this run read it" "$WORK/live.err" \
+    || { cat "$WORK/live.err" >&2; fail "a prepared corpus changed by $change under a run: exit $got"; }
+done
+
 # Two runs that share a --data-cache and start together: one prepares (under the cache's
 # lock), the other waits and maps what it made; the corpus is never prepared twice.
 for _ in $(seq 170); do cat "$WORK/train.en"; done >"$WORK/big.en"

@@ -2,10 +2,16 @@
 // refusal of damaged, foreign and stale files.
 #include "support/catch.h"
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "nmt/base/error.h"
 #include "nmt/text/batching.h"
@@ -202,6 +208,48 @@ TEST_CASE("damaged, truncated and foreign files are refused by name", "[prepared
                    "......................................................................................");
   CHECK_THROWS_WITH(PreparedCorpus::open(path), HasSubstring("bad.nmtc is not a prepared corpus"));
   CHECK_THROWS_WITH(PreparedCorpus::open(p.dir.file("missing.nmtc")), HasSubstring("missing.nmtc"));
+}
+
+TEST_CASE("a prepared corpus overwritten in place under a run is refused at the next read", "[prepared]") {
+  Prepared p;
+  prepare_corpus(p.options("c.nmtc"));
+  const auto corpus = PreparedCorpus::open(p.dir.file("c.nmtc"));
+  std::vector<int> source, target;
+  corpus->read(0, source, target);
+  const auto bytes = bytes_of(p.dir.file("c.nmtc"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the clock's tick
+  std::fstream(p.dir.file("c.nmtc"), std::ios::binary | std::ios::in | std::ios::out) << bytes;  // as cp does
+  CHECK_THROWS_WITH(corpus->read(0, source, target),
+                    HasSubstring(p.dir.file("c.nmtc") + " changed while this run read it"));
+}
+
+TEST_CASE("a prepared corpus truncated under a run ends it with an error naming it, not SIGBUS", "[prepared]") {
+  Prepared p;
+  prepare_corpus(p.options("c.nmtc"));
+  const auto corpus = PreparedCorpus::open(p.dir.file("c.nmtc"));
+  int err[2];
+  REQUIRE(::pipe(err) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // only async-signal-safe calls from here: the parent has threads
+    ::dup2(err[1], STDERR_FILENO);
+    const int fd = ::open(p.dir.file("c.nmtc").c_str(), O_WRONLY);
+    if (fd < 0 || ::ftruncate(fd, 0) != 0) ::_exit(3);
+    volatile size_t length = corpus->source_length(corpus->size() - 1);  // the mapped index, now past the end
+    (void)length;
+    ::_exit(4);
+  }
+  ::close(err[1]);
+  std::string said;
+  char buffer[512];
+  for (ssize_t n; (n = ::read(err[0], buffer, sizeof buffer)) > 0;) said.append(buffer, static_cast<size_t>(n));
+  ::close(err[0]);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  INFO(said);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK_THAT(said, HasSubstring(": error: " + p.dir.file("c.nmtc") + " was truncated while this run read it"));
 }
 
 TEST_CASE("bad input is an error naming file and line, and leaves no file behind", "[prepared]") {

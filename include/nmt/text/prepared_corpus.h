@@ -10,6 +10,9 @@
 //  - Ids: both sides of each pair, in the narrowest type that holds both vocabularies
 //    (uint16 up to 65,536 pieces); read with pread per batch, so a process's resident
 //    memory does not grow with the corpus, and processes on one host share the pages.
+//  - Changed under a run: what was checked at open is what is read. read() refuses a file
+//    whose size or times changed since (overwritten in place); a truncation that reaches
+//    the mapped index first is an error naming the file and exit 1, not a SIGBUS death.
 //
 // Pairs where either side is blank are not stored (counted); neither are pairs with over
 // kMaxPreparedTokens ids on a side (counted). train.max_length applies at batch time, so
@@ -57,6 +60,7 @@ class PreparedCorpus final : public TokenCorpus {
   size_t size() const override { return pairs_; }
   size_t source_length(size_t pair) const override { return source_lengths_[pair]; }
   size_t target_length(size_t pair) const override { return target_lengths_[pair]; }
+  /// Throws nmt::Error naming the file when it changed since open() checked it.
   void read(size_t pair, std::vector<int>& source, std::vector<int>& target) const override;
 
   const PreparedCorpusInfo& info() const { return info_; }
@@ -69,9 +73,22 @@ class PreparedCorpus final : public TokenCorpus {
   uint64_t id_bytes_read() const { return id_bytes_read_.load(); }
   int id_bytes() const { return id_bytes_; }
 
+  /// What tells the open file from one written since: its size and times.
+  struct FileState {
+    uint64_t bytes = 0;
+    int64_t modified_ns = 0, changed_ns = 0;
+    bool operator==(const FileState& other) const {
+      return bytes == other.bytes && modified_ns == other.modified_ns && changed_ns == other.changed_ns;
+    }
+  };
+
  private:
   PreparedCorpus() = default;
+  /// Throws nmt::Error when the open file is no longer the one checked (size, times).
+  void require_unchanged() const;
+
   std::string path_;
+  FileState opened_;  ///< as open() found and checked it
   PreparedCorpusInfo info_;
   int fd_ = -1;
   void* mapping_ = nullptr;
