@@ -2,7 +2,8 @@
 # nmt-serve end to end, over HTTP on loopback with a free port and a tiny model: both
 # APIs, input order, equality with nmt-translate, every bad-input class (the server stays
 # healthy), concurrent clients, the page in headless Chromium, a port in use, and a clean
-# exit on SIGTERM, SIGINT and SIGHUP with requests in flight (stderr a closed pipe too). Usage: serve_test.sh BIN_DIR SOURCE_DIR
+# exit on SIGTERM, SIGINT and SIGHUP with requests in flight (stderr a closed pipe too), and
+# flat memory under 150 MB of chunk extensions, trailers or header lines. Usage: serve_test.sh BIN_DIR SOURCE_DIR
 set -euo pipefail
 BIN=$1
 SRC=$2
@@ -230,6 +231,16 @@ b, a = (json.loads(x) for x in sys.argv[1:3])
 requests, batches = a["requests"] - b["requests"], a["batches"] - b["batches"]
 assert requests == 12 and batches < requests, f"{requests} requests in {batches} batches"
 PY
+
+# --- 150 MB of framing from one client: memory stays flat, and returns after it leaves ---
+# (1-byte chunks with 1 KB extensions in one request; trailers and header lines, each
+# refused at the head limit and then drained.)
+for mode in chunk-extensions trailers headers; do
+  read -r sent peak after rest < <(python3 "$SRC/tests/apps/framing_flood.py" "${URL##*:}" "$SERVER_PID" "$mode" 150)
+  [ "$sent" -ge 150 ] && [ "$peak" -le 50 ] && [ "$after" -le 20 ] \
+    || fail "$mode: $sent MB sent, RSS grew $peak MB at the peak and $after MB after the client left"
+done
+healthy || fail "unhealthy after the framing floods"
 
 # --- the page, typed into and clicked in headless Chromium ---------------------------
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
