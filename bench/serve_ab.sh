@@ -18,18 +18,7 @@ SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
 LINES=${LINES:-200}
 BEAM=${BEAM:-5}
 THREADS=${THREADS:-2}
-DATA=${MULTI30K:-../shared/data/multi30k}
-WORK=$(mktemp -d)
-SERVER_PID=
-trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
-head -"$LINES" "$DATA/test_2016_flickr.de" >"$WORK/lines.de"
-python3 - "$WORK/lines.de" "$BEAM" >"$WORK/post.lua" <<'PY'
-import json, sys
-bodies = [json.dumps({"text": [l.strip()], "beam": int(sys.argv[2])}) for l in open(sys.argv[1]) if l.strip()]
-print("local bodies = {" + ",".join(json.dumps(b) for b in bodies) + "}")
-print('local i = 0\nwrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"')
-print("request = function()\n  i = i % #bodies + 1\n  return wrk.format(nil, \"/v1/translate\", nil, bodies[i])\nend")
-PY
+source bench/serve_requests.sh
 
 # wrk's latency ("850.12us", "12.3ms", "1.02s") in milliseconds.
 to_ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n *= 1; else if (v ~ /s$/) n *= 1000; printf "%.2f", n }'; }

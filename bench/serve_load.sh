@@ -16,20 +16,7 @@ THREADS=${THREADS:-2}
 BEAM=${BEAM:-5}
 PRECISION=${PRECISION:-fp32}
 SOAK_REQUESTS=${SOAK_REQUESTS:-0}
-DATA=${MULTI30K:-../shared/data/multi30k}
-WORK=$(mktemp -d)
-SERVER_PID=
-trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
-head -"$LINES" "$DATA/test_2016_flickr.de" >"$WORK/lines.de"
-
-# wrk script: one POST /v1/translate per sentence, cycling through the lines.
-python3 - "$WORK/lines.de" "$BEAM" >"$WORK/post.lua" <<'PY'
-import json, sys
-bodies = [json.dumps({"text": [l.strip()], "beam": int(sys.argv[2])}) for l in open(sys.argv[1]) if l.strip()]
-print("local bodies = {" + ",".join(json.dumps(b) for b in bodies) + "}")
-print('local i = 0\nwrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"')
-print("request = function()\n  i = i % #bodies + 1\n  return wrk.format(nil, \"/v1/translate\", nil, bodies[i])\nend")
-PY
+source bench/serve_requests.sh
 
 echo "beam $BEAM, precision $PRECISION, $THREADS threads, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
 echo
