@@ -14,7 +14,6 @@
 #include "nmt/models/compute_description.h"
 #include "nmt/serve/batch_queue.h"
 #include "nmt/serve/http_server.h"
-#include "nmt/serve/openmp_wait_policy.h"
 #include "nmt/serve/translation_service.h"
 
 namespace {
@@ -62,7 +61,6 @@ int main(int argc, char** argv) {
   // A client or a log reader that went away is an error on that write, never the end of
   // the server (sockets are written with MSG_NOSIGNAL; this covers stdout and stderr).
   signal(SIGPIPE, SIG_IGN);
-  nmt::serve::use_passive_openmp_waits(argv);
   CLI::App app{"Translation server: POST /v1/translate (JSON), POST /translator/translate (OpenNMT-py's REST shape),\n"
                "GET /health, GET /v1/model, and GET / a page with the n-best list and the attention heatmap.\n"
                "Requests are batched together on one translation thread. SIGINT/SIGTERM/SIGHUP: stop accepting,\n"

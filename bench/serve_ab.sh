@@ -77,8 +77,14 @@ done
 echo
 first=${labels[0]}
 ratio() { awk -v a="$(median $(values "$1"))" -v b="$(median $(values "$2"))" 'BEGIN {printf "%.3f", a / b}'; }
+# Per round (the variants ran next to each other): the ratio, then its median and range.
+round_ratios() { paste <(values "$1") <(values "$2") | awk '{print $1 / $2}'; }
 for label in "${labels[@]:1}"; do
   echo "$label / $first (medians): requests/s $(ratio "$label.rps1" "$first.rps1") at 1 client," \
        "$(ratio "$label.rps64" "$first.rps64") at 64; p99 $(ratio "$label.p99_1" "$first.p99_1") at 1 client," \
        "$(ratio "$label.p99_64" "$first.p99_64") at 64"
+  echo "$label / $first per round (median, range): requests/s $(median_range $(round_ratios "$label.rps1" "$first.rps1"))" \
+       "at 1 client, $(median_range $(round_ratios "$label.rps64" "$first.rps64")) at 64;" \
+       "p99 $(median_range $(round_ratios "$label.p99_1" "$first.p99_1")) at 1 client," \
+       "$(median_range $(round_ratios "$label.p99_64" "$first.p99_64")) at 64"
 done

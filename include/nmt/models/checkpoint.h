@@ -22,7 +22,7 @@ struct LoadedModel {
   int64_t step = -1;  ///< training updates behind these weights (-1: not recorded, older files)
   /// The files loaded that carry no checksum (written before checkpoints were sealed):
   /// damage to them shows only where it makes a weight non-finite (refused at load).
-  std::vector<std::string> unsealed;
+  std::vector<std::string> unsealed{};
 };
 
 /// For --verbose: per file of `loaded.unsealed`, that it carries no checksum and how to
