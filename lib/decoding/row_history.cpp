@@ -168,12 +168,6 @@ void RowHistory::advance(const std::vector<int64_t>& origin, const torch::Tensor
   steps_.push_back(std::move(step));
 }
 
+int64_t attention_history_elements_copied() { return elements_copied.load(std::memory_order_relaxed); }
+
 }  // namespace nmt::search_detail
-
-namespace nmt {
-
-int64_t attention_history_elements_copied() {
-  return search_detail::elements_copied.load(std::memory_order_relaxed);
-}
-
-}  // namespace nmt

@@ -105,7 +105,6 @@ class RowHistory {
   /// Whether advance()/finish() read StepOutput's attention (DecoderState::want_attention).
   bool needs_attention() const { return keep_attention_ || track_coverage_; }
   double log_prob(int64_t row) const { return log_probs_[row]; }
-  int64_t length(int64_t row) const { return static_cast<int64_t>(steps_.size()); }
 
  private:
   // One advance(): per new row, the old row it extends and what it added; the step's
@@ -135,5 +134,10 @@ class RowHistory {
   std::vector<RowStore> layer_attention_;  // per layer [all steps' rows, H, S]
   torch::Tensor coverage_;              // [rows, S] attention mass so far
 };
+
+/// Elements the searches have written into attention histories in this process so far
+/// (each step's rows, a history's growth, the rows gathered for a hypothesis): for tests
+/// of how that work grows with the output length.
+int64_t attention_history_elements_copied();
 
 }  // namespace nmt::search_detail

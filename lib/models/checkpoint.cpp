@@ -86,7 +86,7 @@ torch::serialize::InputArchive read_checkpoint_archive(const std::string& path) 
 }
 
 torch::serialize::InputArchive checkpoint_archive(const std::string& bytes, const std::string& path, bool* sealed) {
-  // Files written before checkpoints were sealed (main 896ef85 and older) are bare archives.
+  // Files written before checkpoints were sealed are bare archives (tests/fixtures/ has some).
   const auto unsealed = unseal(bytes, kSealKind, path);
   if (sealed != nullptr) *sealed = unsealed.sealed;
   torch::serialize::InputArchive archive;

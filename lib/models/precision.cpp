@@ -11,8 +11,9 @@ namespace {
 
 bool cpu_has_native_bf16() { return cpu_features().avx512_bf16; }
 
-// int8 runs where oneDNN has an int8 GEMM that pays: AVX512-VNNI (1.5x fp32's beam-5
-// speed), or AVX2 with 7-bit weights (1.15x, int8_linear.cpp). AVX-VNNI (256-bit) was not tried.
+// int8 runs where oneDNN has an int8 GEMM that pays: AVX512-VNNI, or AVX2 with 7-bit
+// weights (int8_linear.cpp); their speeds are in bench/RESULTS.md. AVX-VNNI (256-bit) was
+// not tried.
 bool cpu_runs_int8() { return cpu_features().avx512_vnni || cpu_features().avx2; }
 
 // Why the CPU lacks a feature: `lacking` as found, or the cap that hides it.

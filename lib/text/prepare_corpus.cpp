@@ -81,10 +81,13 @@ class ScratchFile {
   int fd_ = -1;
 };
 
-// The output under a temporary name until commit(); removed if never committed.
+// The output under a temporary name until commit(); removed if never committed. Not an
+// AtomicFileWriter: the sections are written through the descriptor and the header last,
+// in place (pwrite); but a symbolic link is followed as there (its target is replaced).
 class OutputFile {
  public:
-  explicit OutputFile(const std::string& path) : path_(path), temporary_(temporary_path_for(path)) {
+  explicit OutputFile(const std::string& path)
+      : path_(resolve_write_target(path)), temporary_(temporary_path_for(path_)) {
     fd_ = ::open(temporary_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd_ < 0) throw Error("cannot write " + path + ": " + std::strerror(errno));
   }

@@ -34,7 +34,7 @@ struct Progress {
   bool has_best = false;
   int64_t best_step = -1;      // the step best.pt holds (-1: unknown, a run from before it was stored)
   int64_t bad_validations = 0;
-  double elapsed_seconds = 0;  // over all sessions
+  double elapsed_seconds = 0;  // over every start of the run (resumes included)
 };
 
 struct Run {

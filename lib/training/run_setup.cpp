@@ -44,7 +44,7 @@ void from_tensor(const torch::Tensor& t, int64_t& value) { value = t.item<int64_
 void from_tensor(const torch::Tensor& t, bool& value) { value = t.item<int64_t>() != 0; }
 void from_tensor(const torch::Tensor& t, double& value) { value = t.item<double>(); }
 
-// Checkpoints of main 896ef85 and older: two tensors with the fields by position.
+// Checkpoints written before the progress was stored by name: two tensors with the fields by position.
 void restore_positional_progress(Run& run, torch::serialize::InputArchive& state) {
   torch::Tensor counters, reals;
   state.read("progress", counters);

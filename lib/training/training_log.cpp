@@ -43,15 +43,15 @@ std::pair<double, double> TrainingLoop::take_window() {
 }
 
 double TrainingLoop::eta_seconds(int64_t step, double epoch_fraction) const {
-  const double session = std::chrono::duration<double>(Clock::now() - start_).count();
+  const double since_start = std::chrono::duration<double>(Clock::now() - start_).count();
   double eta = -1;
   auto consider = [&](double left) {
     if (left >= 0 && (eta < 0 || left < eta)) eta = left;
   };
   if (config_.max_steps > 0 && step > start_step_)
-    consider(session / double(step - start_step_) * double(config_.max_steps - step));
+    consider(since_start / double(step - start_step_) * double(config_.max_steps - step));
   if (config_.max_epochs > 0 && epoch_fraction > start_epoch_)
-    consider(session / (epoch_fraction - start_epoch_) * (double(config_.max_epochs) - epoch_fraction));
+    consider(since_start / (epoch_fraction - start_epoch_) * (double(config_.max_epochs) - epoch_fraction));
   if (config_.max_time_minutes > 0) consider(config_.max_time_minutes * 60 - elapsed_seconds());
   return eta;
 }

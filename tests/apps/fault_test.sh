@@ -169,6 +169,11 @@ wait "$first" || fail "the first run did not stop cleanly"
 # Prepared corpora: damaged, foreign and stale files are refused by name; usage errors.
 PREP=(--src-spm "$WORK/spm.model" --tgt-spm "$WORK/spm.model")
 "$BIN/nmt-prepare" --src "$WORK/train.en" --tgt "$WORK/train.de" "${PREP[@]}" --output "$WORK/c.nmtc" 2>/dev/null
+# A symlinked --output is followed, as for every tool: the link stays, its target is written.
+ln -s "$WORK/linked-target.nmtc" "$WORK/linked.nmtc"
+"$BIN/nmt-prepare" --src "$WORK/train.en" --tgt "$WORK/train.de" "${PREP[@]}" --output "$WORK/linked.nmtc" 2>/dev/null
+[ -L "$WORK/linked.nmtc" ] && cmp -s "$WORK/linked-target.nmtc" "$WORK/c.nmtc" \
+  || fail "nmt-prepare --output through a symlink replaced the link or missed its target"
 TRAIN_PREPARED=(--config "$WORK/tiny.json" --valid-src "$WORK/valid.en" --valid-tgt "$WORK/valid.de" "${PREP[@]}"
                 --threads 1 --max-steps 1 --quiet)
 head -c 300 "$WORK/c.nmtc" >"$WORK/cut.nmtc"

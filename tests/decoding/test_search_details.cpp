@@ -7,6 +7,7 @@
 
 #include "nmt/base/error.h"
 #include "support/search_reference.h"
+#include "../lib/decoding/search_internal.h"  // the attention-history counter
 
 using namespace nmt::test;
 using nmt::Hypothesis;
@@ -162,7 +163,7 @@ TEST_CASE("keeping attention costs work linear in the output length", "[search]"
   const Row source = {5, 6, 4, 3};
   // Elements written into attention histories for an output of `length` tokens.
   auto copied_for = [&](int length, bool beam) {
-    const auto before = nmt::attention_history_elements_copied();
+    const auto before = nmt::search_detail::attention_history_elements_copied();
     if (beam) {
       SearchOptions o;
       o.keep_attention = true;
@@ -176,7 +177,7 @@ TEST_CASE("keeping attention costs work linear in the output length", "[search]"
       const auto forced = nmt::force_decode(model, batch_of({source}), std::vector<int>(length, 4), true);
       CHECK(forced.attention.size(0) == length + 1);
     }
-    return static_cast<double>(nmt::attention_history_elements_copied() - before);
+    return static_cast<double>(nmt::search_detail::attention_history_elements_copied() - before);
   };
   for (bool beam : {false, true}) {
     INFO((beam ? "beam search" : "forced decoding"));

@@ -118,9 +118,4 @@ std::vector<std::vector<Hypothesis>> sampling_search(Seq2SeqModel& model, const 
 Hypothesis force_decode(Seq2SeqModel& model, const torch::Tensor& source,
                         const std::vector<int>& target, bool keep_attention);
 
-/// Elements the searches have written into attention histories in this process so far
-/// (each step's rows, a history's growth, the rows gathered for a hypothesis): for tests
-/// of how that work grows with the output length.
-int64_t attention_history_elements_copied();
-
 }  // namespace nmt

@@ -25,7 +25,7 @@ enum class Precision { fp32, bf16, int8 };
 /// The --precision help text the tools share.
 inline constexpr const char* kPrecisionHelp =
     "fp32 (default, exact); bf16: matrix products in bfloat16 (needs AVX512-BF16); int8: dynamic "
-    "int8 Linear layers (AVX512-VNNI: ~1.5x fp32's beam-5 speed; AVX2: ~1.15x). Transformer only; "
+    "int8 Linear layers (faster on CPUs with AVX512-VNNI, less so on AVX2). Transformer only; "
     "speed and BLEU of each in bench/RESULTS.md";
 
 /// "fp32" / "bf16" / "int8"; anything else throws nmt::Error listing them.

@@ -45,11 +45,11 @@ class TrainingLog {
   /// model directory before a run's inputs are checked); without (the non-zero ranks of
   /// a distributed run), none are kept.
   TrainingLog(bool quiet, bool records);
-  /// Starts writing `jsonl_path`. Records of an earlier session with a step after
+  /// Starts writing `jsonl_path`. Records of an earlier start of the run with a step after
   /// `resumed_step` (logged, then lost by a kill before the next last.pt) are dropped, so
   /// each step appears once however often the run was interrupted. Then appends.
   void open(const std::string& jsonl_path, int64_t resumed_step);
-  /// A failure, as the last record of the session.
+  /// A failure, as the last record of this start of the run.
   void error(const std::string& text);
   void message(const std::string& text);
   void config(const Config& config, const std::vector<torch::Tensor>& parameters);
