@@ -16,7 +16,9 @@
 namespace nmt {
 namespace {
 
-constexpr const char* kSacrebleuVersion = "2.3.1";
+// The signatures name this scorer and the sacreBLEU it agrees with: sacreBLEU 2.6.0 gives
+// the same BLEU and chrF on the outputs of four test sets (the code follows 2.x's Python).
+constexpr const char* kScorer = "scorer:nmt-eval|agrees:sacrebleu-2.6.0";
 constexpr int kBleuOrder = 4;
 constexpr int kChrfOrder = 6;
 constexpr double kChrfBeta = 2;
@@ -371,7 +373,7 @@ std::string BleuScore::format() const {
 }
 
 std::string bleu_signature() {
-  return std::string("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:") + kSacrebleuVersion;
+  return std::string("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|") + kScorer;
 }
 
 ChrfScore corpus_chrf(const std::vector<std::string>& hypotheses,
@@ -385,7 +387,7 @@ ChrfScore corpus_chrf(const std::vector<std::string>& hypotheses,
 std::string ChrfScore::format() const { return "chrF2 = " + printf_string("%.2f", score); }
 
 std::string chrf_signature() {
-  return std::string("nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:") + kSacrebleuVersion;
+  return std::string("nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|") + kScorer;
 }
 
 }  // namespace nmt

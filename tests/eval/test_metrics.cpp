@@ -156,9 +156,9 @@ TEST_CASE("metrics reject mismatched hypothesis and reference counts", "[metrics
   CHECK_THROWS_AS(corpus_chrf({"a"}, {}), nmt::Error);
 }
 
-TEST_CASE("signatures match sacreBLEU 2.x defaults", "[metrics]") {
-  CHECK(nmt::bleu_signature() == "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.3.1");
-  CHECK(nmt::chrf_signature() == "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.3.1");
+TEST_CASE("signatures give sacreBLEU 2.x's defaults and name this scorer", "[metrics]") {
+  CHECK(nmt::bleu_signature() == "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|scorer:nmt-eval|agrees:sacrebleu-2.6.0");
+  CHECK(nmt::chrf_signature() == "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|scorer:nmt-eval|agrees:sacrebleu-2.6.0");
 }
 
 TEST_CASE("chrF of a single sentence, worked by hand", "[metrics]") {

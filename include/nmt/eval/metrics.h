@@ -36,7 +36,8 @@ struct BleuScore {
 BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
                       const std::vector<std::string>& references);
 
-/// "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.3.1"
+/// sacreBLEU's signature, naming this scorer in place of sacreBLEU's version:
+/// "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|scorer:nmt-eval|agrees:sacrebleu-2.6.0"
 std::string bleu_signature();
 
 struct ChrfScore {
@@ -52,7 +53,7 @@ struct ChrfScore {
 ChrfScore corpus_chrf(const std::vector<std::string>& hypotheses,
                       const std::vector<std::string>& references);
 
-/// "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.3.1"
+/// "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|scorer:nmt-eval|agrees:sacrebleu-2.6.0"
 std::string chrf_signature();
 
 }  // namespace nmt
