@@ -48,9 +48,10 @@ int main(int argc, char** argv) {
     options.all_heads = heads == "all";
     translate.search.nbest = job.nbest;
     if (translate.search.beam < job.nbest) translate.search.beam = job.nbest;
-    translate.precision = nmt::parse_precision(precision);
     const auto device = nmt::parse_device(device_name);
-    nmt::Translator translator(nmt::load_model(model_path, device), translate, device);
+    nmt::Translator translator(
+        nmt::set_up_for_inference(nmt::load_model(model_path, device), nmt::parse_precision(precision), device),
+        translate);
     const auto& loaded = translator.model();
     if (verbose) nmt::cli::print_verbose(app, nmt::checksum_notes(loaded));
     if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*loaded.model));

@@ -110,17 +110,13 @@ int main(int argc, char** argv) {
   nmt::cli::add_verbose_option(app, verbose);
   return nmt::cli::run(app, common, argc, argv, [&] {
     if (d.nbest > d.beam) throw nmt::Error("--nbest " + std::to_string(d.nbest) + " must be <= --beam " + std::to_string(d.beam));
-    base.precision = nmt::parse_precision(precision);
     const auto device = nmt::parse_device(device_name);
     base.batch_tokens = batching.max_batch_tokens;
     batching.max_wait = std::chrono::milliseconds(max_wait_ms);
-    auto loaded = nmt::load_model(model_path, device);
-    // Converted here, at load, rather than by the first request's translator.
-    loaded.model->use_linear_path(nmt::inference_path(base.precision, device));
-    const auto model = loaded.model;
-    if (verbose) nmt::cli::print_verbose(app, nmt::checksum_notes(loaded));
-    nmt::serve::TranslationService service(std::move(loaded), base, device);
-    if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*model));
+    const auto model = nmt::set_up_for_inference(nmt::load_model(model_path, device), nmt::parse_precision(precision), device);
+    if (verbose) nmt::cli::print_verbose(app, nmt::checksum_notes(model->loaded()));
+    nmt::serve::TranslationService service(model, base);
+    if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(model->network()));
     const auto model_info = service.describe();  // now: afterwards only the worker touches the model
     const int threads = at::get_num_threads();
     nmt::serve::BatchBackend backend{

@@ -193,10 +193,11 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet", out.quiet, "No summary on stderr");
   nmt::cli::add_verbose_option(app, verbose);
   return nmt::cli::run(app, common, argc, argv, [&] {
-    options.precision = nmt::parse_precision(precision);
     options.validate();
     const auto device = nmt::parse_device(device_name);
-    nmt::Translator translator(nmt::load_ensemble(model_paths, device), options, device);
+    nmt::Translator translator(
+        nmt::set_up_for_inference(nmt::load_ensemble(model_paths, device), nmt::parse_precision(precision), device),
+        options);
     if (verbose) nmt::cli::print_verbose(app, nmt::checksum_notes(translator.model()));
     if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*translator.model().model));
     const auto& target = translator.model().target_tokenizer;

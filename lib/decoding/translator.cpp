@@ -117,35 +117,45 @@ const std::string& Translation::best_text() const {
   return texts.empty() ? empty : texts.front();
 }
 
-Translator::Translator(LoadedModel model, TranslateOptions options, const torch::Device& device)
-    : model_(std::move(model)), options_(std::move(options)), device_(device) {
+Translator::Translator(InferenceModelPtr model, TranslateOptions options)
+    : model_(std::move(model)), options_(std::move(options)) {
   options_.validate();
-  input_limit_ = nmt::input_token_limit(*model_.model, options_.search, options_.max_input_tokens);
-  max_batch_sentences_ = sentences_that_fit(options_.search.beam, model_.config.model.target_vocab);
-  model_.model->use_linear_path(inference_path(options_.precision, device_));
-  model_.model->eval();
+  input_limit_ = nmt::input_token_limit(network(), options_.search, options_.max_input_tokens);
+  max_batch_sentences_ = sentences_that_fit(options_.search.beam, model_->config().model.target_vocab);
 }
 
-Translation Translator::prepare(const std::string& line, const std::string& prefix,
-                                const std::vector<std::string>& constraints) const {
-  Translation t;
+bool Translator::encode_guide(const std::string& prefix, const std::vector<std::string>& constraints,
+                              Translation& t) const {
   if (const auto problem = utf8_problem(prefix); !problem.empty()) {
     t.skipped = true;
     t.warning = "prefix: " + problem + "; line not translated";
-    return t;
+    return false;
   }
   for (const auto& phrase : constraints) {
     if (const auto problem = utf8_problem(phrase); !problem.empty()) {
       t.skipped = true;
       t.warning = "constraint: " + problem + "; line not translated";
-      return t;
+      return false;
     }
     if (is_blank(phrase)) continue;
-    auto ids = model_.target_tokenizer.encode(phrase);
+    auto ids = model().target_tokenizer.encode(phrase);
     if (!ids.empty()) t.constraint_ids.push_back(std::move(ids));
   }
-  if (!is_blank(prefix)) t.prefix_ids = model_.target_tokenizer.encode(prefix);
-  if (auto problem = guide_problem(*model_.model, t.prefix_ids.size(), t.constraint_ids.size()); !problem.empty()) {
+  if (!is_blank(prefix)) t.prefix_ids = model().target_tokenizer.encode(prefix);
+  return true;
+}
+
+std::string Translator::guide_problem(const std::string& prefix, const std::vector<std::string>& constraints) const {
+  Translation t;
+  if (!encode_guide(prefix, constraints, t)) return "";  // not UTF-8: translate() skips the line, saying so
+  return nmt::guide_problem(network(), t.prefix_ids.size(), t.constraint_ids.size());
+}
+
+Translation Translator::prepare(const std::string& line, const std::string& prefix,
+                                const std::vector<std::string>& constraints) const {
+  Translation t;
+  if (!encode_guide(prefix, constraints, t)) return t;
+  if (auto problem = nmt::guide_problem(network(), t.prefix_ids.size(), t.constraint_ids.size()); !problem.empty()) {
     t.skipped = true;
     t.warning = problem + "; line not translated";
     t.prefix_ids.clear();
@@ -158,7 +168,7 @@ Translation Translator::prepare(const std::string& line, const std::string& pref
     return t;
   }
   if (is_blank(line)) return t;
-  t.source_ids = model_.source_tokenizer.encode(line);
+  t.source_ids = model().source_tokenizer.encode(line);
   if (t.source_ids.empty()) {
     // Zero-width spaces, a byte-order mark, control characters: text, but nothing the
     // tokenizer keeps. The output line stays empty, and the user is told why.
@@ -176,11 +186,12 @@ Translation Translator::prepare(const std::string& line, const std::string& pref
   return t;
 }
 
-void Translator::search_batch(std::vector<Translation*>& batch, const std::vector<int64_t>& line_numbers) {
+void Translator::search_batch(std::vector<Translation*>& batch, const std::vector<int64_t>& line_numbers,
+                              const SearchOptions& search) {
   std::vector<const std::vector<int>*> rows;
   for (auto* item : batch) rows.push_back(&item->source_ids);
-  const auto source = pad_sequences(rows, -1, SpecialIds::kEos).to(device_);
-  auto options = options_.search;
+  const auto source = pad_sequences(rows, -1, SpecialIds::kEos).to(model_->device());
+  auto options = search;
   options.line_numbers = line_numbers;
   for (const auto* item : batch)
     if (!item->prefix_ids.empty()) {
@@ -192,11 +203,11 @@ void Translator::search_batch(std::vector<Translation*>& batch, const std::vecto
       for (const auto* each : batch) options.constraints.push_back(each->constraint_ids);
       break;
     }
-  auto results = search(*model_.model, source, options);
+  auto results = nmt::search(network(), source, options);
   for (size_t row = 0; row < batch.size(); ++row) {
     batch[row]->hypotheses = std::move(results[row]);
     for (const auto& hypothesis : batch[row]->hypotheses)
-      batch[row]->texts.push_back(model_.target_tokenizer.decode(hypothesis.tokens));
+      batch[row]->texts.push_back(model().target_tokenizer.decode(hypothesis.tokens));
     warn_unmet_constraints(*batch[row]);
   }
 }
@@ -213,12 +224,30 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
 std::vector<Translation> Translator::translate(const std::vector<std::string>& lines,
                                                const std::vector<std::string>& prefixes,
                                                const std::vector<std::vector<std::string>>& constraints) {
+  return translate(lines, prefixes, constraints, options_.search);
+}
+
+std::vector<Translation> Translator::translate(const std::vector<std::string>& lines,
+                                               const std::vector<std::string>& prefixes,
+                                               const std::vector<std::vector<std::string>>& constraints,
+                                               const SearchOptions& search) {
+  const bool own_search = &search == &options_.search;
+  if (!own_search) {
+    search.validate();
+    strategy_for(search);  // throws for an unknown strategy
+    // The input limit was decided at construction from the options' length limits.
+    if (search.max_length_ratio != options_.search.max_length_ratio ||
+        search.max_length_extra != options_.search.max_length_extra)
+      throw Error("a search given per call must keep the Translator's length limits");
+  }
+  const int64_t max_sentences =
+      own_search ? max_batch_sentences_ : sentences_that_fit(search.beam, model_->config().model.target_vocab);
   if (prefixes.size() != lines.size())
     throw Error(std::to_string(prefixes.size()) + " prefixes for " + std::to_string(lines.size()) + " lines");
   if (!constraints.empty() && constraints.size() != lines.size())
     throw Error("constraints for " + std::to_string(constraints.size()) + " lines, but " + std::to_string(lines.size()) +
                 " lines");
-  if (!constraints.empty() && strategy_for(options_.search).name != "beam")
+  if (!constraints.empty() && strategy_for(search).name != "beam")
     throw Error("constraints need beam search (--beam 2 or more, or --search beam)");
   torch::NoGradGuard no_grad;
   std::vector<Translation> translations;
@@ -235,10 +264,10 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
   std::stable_sort(pending.begin(), pending.end(), [](const Translation* a, const Translation* b) {
     return a->source_ids.size() > b->source_ids.size();
   });
-  for (auto& batch : make_search_batches(pending, options_, max_batch_sentences_)) {
+  for (auto& batch : make_search_batches(pending, options_, max_sentences)) {
     std::vector<int64_t> line_numbers;
     for (const auto* item : batch) line_numbers.push_back(lines_before_ + (item - translations.data()));
-    search_batch(batch, line_numbers);
+    search_batch(batch, line_numbers, search);
   }
   lines_before_ += static_cast<int64_t>(lines.size());
   return translations;

@@ -71,7 +71,7 @@ class AlignJob {
         continue;
       }
       std::vector<const std::vector<int>*> row{&input.source_ids};
-      const auto device = model_.model->parameters().front().device();
+      const auto& device = translator_.inference_model().device();
       const auto forced = force_decode(*model_.model, pad_sequences(row, -1, SpecialIds::kEos).to(device),
                                        target_ids, true);
       input.hypothesis = &forced;
@@ -111,7 +111,7 @@ class AlignJob {
   }
 
   Translator& translator_;
-  LoadedModel model_;
+  const LoadedModel& model_;  // the translator's
   std::string target_name_;
   const AlignJobOptions& options_;
   const std::function<void(const std::string&)>& write_;

@@ -69,7 +69,7 @@ nlohmann::json layer_entries(const std::vector<torch::Tensor>& per_layer, const 
 }
 
 // Encoder and decoder self-attention, teacher-forced on source + the hypothesis.
-nlohmann::json self_attention_json(LoadedModel& model, const ExportInput& input,
+nlohmann::json self_attention_json(const LoadedModel& model, const ExportInput& input,
                                    const AttentionExportOptions& options, const std::vector<int64_t>& source_words) {
   torch::NoGradGuard no_grad;
   std::vector<int> decoder_input{SpecialIds::kBos};
@@ -160,7 +160,7 @@ std::string pharaoh_alignment(const Matrix& word_matrix, bool target_has_eos) {
   return pairs;
 }
 
-nlohmann::json export_attention(LoadedModel& model, const ExportInput& input, const AttentionExportOptions& options) {
+nlohmann::json export_attention(const LoadedModel& model, const ExportInput& input, const AttentionExportOptions& options) {
   const auto& hypothesis = *input.hypothesis;
   const auto source_pieces = pieces_of(model.source_tokenizer, input.source_ids, true);
   const auto target_pieces = pieces_of(model.target_tokenizer, hypothesis.tokens, hypothesis.finished);

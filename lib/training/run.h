@@ -1,7 +1,6 @@
 #pragma once
-// The state of one nmt-train run, shared by the files of the trainer: run_setup.cpp
-// (fresh start, resume, data, checkpoints), rank_sync.cpp (what data-parallel ranks
-// exchange) and trainer.cpp (the loop). Private to lib/training/.
+// The owner of one nmt-train run (TrainingRun) and the progress it keeps across resumes.
+// Private to lib/training/.
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +11,7 @@
 
 #include "nmt/base/directory_lock.h"
 #include "nmt/models/checkpoint.h"
+#include "nmt/models/inference_model.h"
 #include "nmt/models/precision.h"
 #include "nmt/text/corpus.h"
 #include "nmt/text/prepared_corpus.h"
@@ -19,6 +19,8 @@
 #include "nmt/training/distributed.h"
 #include "nmt/training/fused_adam.h"
 #include "nmt/training/schedule.h"
+#include "nmt/text/batching.h"
+#include "nmt/training/training_schedule.h"
 #include "nmt/training/trainer.h"
 #include "nmt/training/training_log.h"
 #include "nmt/training/validation.h"
@@ -37,58 +39,110 @@ struct Progress {
   double elapsed_seconds = 0;  // over every start of the run (resumes included)
 };
 
-struct Run {
-  TrainerOptions options;
-  Config config;
-  torch::Device device{torch::kCPU};
-  Precision precision = Precision::fp32;  // train.precision resolved for this machine
-  std::optional<Tokenizer> source_tokenizer, target_tokenizer;
-  std::shared_ptr<const PreparedCorpus> train;  // read in place, never loaded
-  ValidationSet valid;
-  ModelPtr model;
-  std::unique_ptr<FusedAdam> optimizer;
-  std::unique_ptr<LearningRateSchedule> schedule;
-  Progress progress;
-  std::unique_ptr<TrainingLog> log;
-  std::unique_ptr<ProcessGroup> group;  // a no-op group of one without --world-size
-  DirectoryLock lock;                   // rank 0: held on the model directory for the run
+/// One nmt-train run, from its options to its result: the single owner of the model, the
+/// optimizer, the data, the log, the process group and the progress. What to do after each
+/// update is asked of `schedule_` (training_schedule.h). The methods are defined by topic:
+/// run_setup.cpp (fresh start, resume, data, checkpoint writing), start_from_checkpoint.cpp
+/// (fine-tuning), rank_sync.cpp (what data-parallel ranks exchange), trainer.cpp (the loop).
+class TrainingRun {
+ public:
+  explicit TrainingRun(const TrainerOptions& options);
+  /// Reads and checks everything (writing nothing), opens the model directory, trains to
+  /// the configured limits and writes the final checkpoints.
+  TrainingResult run();
 
-  std::string path(const std::string& name) const { return options.model_dir + "/" + name; }
+ private:
+  // --- setting up (run_setup.cpp, start_from_checkpoint.cpp, trainer.cpp) ---
+  /// Reads everything and checks it; writes nothing. Returns whether the run resumes.
+  bool prepare();
+  /// Tokenizers, config (validated), a freshly initialised model and the optimizer.
+  void start_fresh();
+  /// Fine-tuning (--init-from): the checkpoint's weights, model section and tokenizers, with
+  /// the train section of this run's config, a fresh optimizer, schedule, step and best score.
+  void start_from_checkpoint();
+  /// Everything from DIR/last.pt (on ranks other than 0, from rank 0's copy).
+  void resume();
+  void load_for_resume(const std::string& checkpoint);
+  /// Adam and the learning-rate schedule from config_: fresh starts, fine-tuning, resumes.
+  void make_optimizer();
+  /// The bytes of the checkpoint at `path`, read by rank 0 and sent to the other ranks
+  /// (which may not see the file).
+  std::string checkpoint_bytes_on_every_rank(const std::string& path);
+  /// Opens the training corpus (prepared on first use) and on rank 0 the validation set.
+  void load_data();
+  void load_validation();
+  void load_training_corpus();
+  std::string cache_directory();
+  std::shared_ptr<const PreparedCorpus> open_raw_pair(const std::string& source, const std::string& target,
+                                                      const std::string& role);
+  std::shared_ptr<const PreparedCorpus> open_given(const std::string& path);
+  /// Rank 0, once everything is checked: creates, locks and cleans the model directory.
+  void open_model_directory(bool resuming);
+
+  // --- checkpoints (run_setup.cpp, trainer.cpp) ---
+  /// Writes DIR/name: the model file, plus the optimizer, progress and RNG with the training state.
+  void save(const std::string& name, bool with_training_state);
+  template <typename Visitor>
+  void visit_progress(Visitor&& visit);
+  void restore(torch::serialize::InputArchive& archive, const std::string& path);
+  void restore_progress(torch::serialize::InputArchive& state, const std::string& path);
+  void restore_positional_progress(torch::serialize::InputArchive& state);
+  /// True when best.pt is missing, damaged or older than the best model last.pt holds.
+  bool best_needs_repair();
+  std::vector<std::string> step_checkpoints();
+  void prune_step_checkpoints(int64_t keep);
+  void write_averaged_model();
+
+  // --- ranks (rank_sync.cpp) ---
+  /// Checks that the ranks agree on config, tokenizers and corpus; gives all rank 0's weights.
+  void synchronise_ranks();
+  /// Every rank takes rank 0's learning-rate schedule state after a validation.
+  void share_validation_outcome();
+  /// Sums the gradients of all ranks.
+  void sum_gradients();
+
+  // --- the loop (trainer.cpp) ---
+  TrainingResult run_training(double startup_seconds);
+  /// One epoch's batches from progress_.batch_in_epoch on, until a stop; returns the stop reason.
+  std::string train_epoch(TrainingClock& clock, TrainingResult& result);
+  /// One update over this rank's share; the loss and target tokens summed over all ranks.
+  std::pair<double, int64_t> update(const std::vector<Batch>& batches);
+  /// Validates, writes last.pt (then best.pt, step-N.pt); returns whether patience is spent.
+  bool validate_and_checkpoint();
+  /// Rank 0: the network validation reads, sharing the training weights, made at first use.
+  const InferenceModel& validation_model();
+  RunPosition position(double epoch, const TrainingClock& clock) const;
+
+  std::string path(const std::string& name) const { return options_.model_dir + "/" + name; }
   // Rank 0 alone validates, logs and writes the model directory.
-  bool is_main() const { return group->is_main(); }
+  bool is_main() const { return group_->is_main(); }
+
+  TrainerOptions options_;
+  Config config_;
+  torch::Device device_{torch::kCPU};
+  Precision precision_ = Precision::fp32;  // train.precision resolved for this machine
+  std::optional<Tokenizer> source_tokenizer_, target_tokenizer_;
+  std::shared_ptr<const PreparedCorpus> train_;  // read in place, never loaded
+  ValidationSet valid_;
+  ModelPtr model_;
+  InferenceModelPtr validation_model_;  // model_'s weights on the fp32 inference path
+  std::unique_ptr<FusedAdam> optimizer_;
+  std::unique_ptr<LearningRateSchedule> learning_rate_;
+  std::optional<TrainingSchedule> schedule_;  // from config_, once it is final
+  Progress progress_;
+  std::unique_ptr<TrainingLog> log_;
+  std::unique_ptr<ProcessGroup> group_;  // a no-op group of one without --world-size
+  DirectoryLock lock_;                   // rank 0: held on the model directory for the run
+  RunPosition start_;                    // where this start of the run began (for the ETA)
+  int agreed_signal_ = 0;                // a stop signal any rank received (0: none)
+  bool epoch_planned_before_ = false;    // the first epoch's plan is logged as part of the start-up
 };
 
-/// Writes DIR/name: the model file, plus the optimizer, progress and RNG with the training state.
-void save(Run& run, const std::string& name, bool with_training_state);
-/// Tokenizers, config (validated), a freshly initialised model and the optimizer.
-void start_fresh(Run& run);
-/// Adam and the schedule from run.config: for fresh starts, fine-tuning and resumes.
-void make_optimizer(Run& run);
-/// Fine-tuning (--init-from): the checkpoint's weights, model section and tokenizers, with
-/// the train section of this run's config, a fresh optimizer, schedule, step and best score.
-void start_from_checkpoint(Run& run);
-/// Everything from DIR/last.pt (on ranks other than 0, from rank 0's copy).
-void resume(Run& run);
-/// True when best.pt is missing, damaged or older than the best model last.pt holds.
-bool best_needs_repair(Run& run);
 /// "a.b (stored X, given Y), ..." for every key whose value differs between two configs;
 /// "" when they are equal.
 std::string config_differences(const Config& stored, const Config& given);
 /// nmt::Error when --src-spm / --tgt-spm name tokenizers other than `loaded`'s; `checkpoint`
 /// says which file in the message.
 void refuse_other_tokenizers(const TrainerOptions& options, const LoadedModel& loaded, const std::string& checkpoint);
-/// The bytes of the checkpoint at `path`, read by rank 0 and sent to the other ranks (which
-/// may not see the file).
-std::string checkpoint_bytes_on_every_rank(Run& run, const std::string& path);
-
-/// Opens the training corpus (prepared on first use) and on rank 0 the validation set.
-void load_data(Run& run);
-
-/// Checks that the ranks agree on config, tokenizers and corpus; gives all rank 0's weights.
-void synchronise_ranks(Run& run);
-/// Every rank takes rank 0's schedule state after a validation.
-void share_validation_outcome(Run& run);
-/// Sums the gradients of all ranks.
-void sum_gradients(Run& run);
 
 }  // namespace nmt::training_run

@@ -17,14 +17,12 @@
 
 namespace nmt::training_run {
 
-namespace {
-
 // The training state that is not tensors of its own, by name: a field added later
 // cannot shift the others, and a missing one is an error naming it.
 template <typename Visitor>
-void visit_progress(Run& run, Visitor&& v) {
-  auto& p = run.progress;
-  auto& schedule = *run.schedule;
+void TrainingRun::visit_progress(Visitor&& v) {
+  auto& p = progress_;
+  auto& schedule = *learning_rate_;
   v("step", p.step);
   v("epoch", p.epoch);
   v("batch_in_epoch", p.batch_in_epoch);
@@ -37,6 +35,8 @@ void visit_progress(Run& run, Visitor&& v) {
   v("plateau_scale", schedule.plateau_scale);
 }
 
+namespace {
+
 torch::Tensor to_tensor(int64_t value) { return torch::tensor(value, torch::kInt64); }
 torch::Tensor to_tensor(bool value) { return torch::tensor(int64_t(value), torch::kInt64); }
 torch::Tensor to_tensor(double value) { return torch::tensor(value, torch::kFloat64); }
@@ -44,25 +44,27 @@ void from_tensor(const torch::Tensor& t, int64_t& value) { value = t.item<int64_
 void from_tensor(const torch::Tensor& t, bool& value) { value = t.item<int64_t>() != 0; }
 void from_tensor(const torch::Tensor& t, double& value) { value = t.item<double>(); }
 
+}  // namespace
+
 // Checkpoints written before the progress was stored by name: two tensors with the fields by position.
-void restore_positional_progress(Run& run, torch::serialize::InputArchive& state) {
+void TrainingRun::restore_positional_progress(torch::serialize::InputArchive& state) {
   torch::Tensor counters, reals;
   state.read("progress", counters);
   state.read("progress_real", reals);
   auto c = counters.accessor<int64_t, 1>();
   auto r = reals.accessor<double, 1>();
-  auto& p = run.progress;
+  auto& p = progress_;
   p.step = c[0], p.epoch = c[1], p.batch_in_epoch = c[2], p.has_best = c[3] != 0;
   p.bad_validations = c[4];
-  run.schedule->stalled_validations = c[5];
+  learning_rate_->stalled_validations = c[5];
   p.best_metric = r[0], p.elapsed_seconds = r[1];
-  run.schedule->plateau_scale = r[2];
+  learning_rate_->plateau_scale = r[2];
 }
 
-void restore_progress(Run& run, torch::serialize::InputArchive& state, const std::string& path) {
+void TrainingRun::restore_progress(torch::serialize::InputArchive& state, const std::string& path) {
   torch::serialize::InputArchive named;
-  if (!state.try_read("progress_fields", named)) return restore_positional_progress(run, state);
-  visit_progress(run, [&](const char* name, auto& field) {
+  if (!state.try_read("progress_fields", named)) return restore_positional_progress(state);
+  visit_progress([&](const char* name, auto& field) {
     torch::Tensor value;
     if (!named.try_read(name, value))
       throw Error(path + ": the training state lacks \"" + std::string(name) + "\"");
@@ -70,38 +72,36 @@ void restore_progress(Run& run, torch::serialize::InputArchive& state, const std
   });
 }
 
-}  // namespace
-
-void save(Run& run, const std::string& name, bool with_training_state) {
+void TrainingRun::save(const std::string& name, bool with_training_state) {
   torch::serialize::OutputArchive state;
   if (with_training_state) {
     torch::serialize::OutputArchive optimizer, progress;
-    run.optimizer->save(optimizer);
+    optimizer_->save(optimizer);
     state.write("optimizer", optimizer);
-    visit_progress(run, [&](const char* field_name, auto& field) { progress.write(field_name, to_tensor(field)); });
+    visit_progress([&](const char* field_name, auto& field) { progress.write(field_name, to_tensor(field)); });
     state.write("progress_fields", progress);
     auto generator = at::detail::getDefaultCPUGenerator();
     std::lock_guard<std::mutex> lock(generator.mutex());
     state.write("rng", generator.get_state());
   }
-  save_checkpoint(run.path(name), run.config, *run.model, *run.source_tokenizer, *run.target_tokenizer,
-                  with_training_state ? &state : nullptr, run.progress.step);
+  save_checkpoint(path(name), config_, *model_, *source_tokenizer_, *target_tokenizer_,
+                  with_training_state ? &state : nullptr, progress_.step);
 }
 
-namespace {
-
-void restore(Run& run, torch::serialize::InputArchive& archive, const std::string& path) {
+void TrainingRun::restore(torch::serialize::InputArchive& archive, const std::string& path) {
   torch::serialize::InputArchive state, optimizer;
   archive.read("training", state);
   state.read("optimizer", optimizer);
-  run.optimizer->load(optimizer);
-  restore_progress(run, state, path);
+  optimizer_->load(optimizer);
+  restore_progress(state, path);
   torch::Tensor rng;
   state.read("rng", rng);
   auto generator = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(generator.mutex());
   generator.set_state(rng);
 }
+
+namespace {
 
 std::string read_stored_string(torch::serialize::InputArchive& archive, const std::string& key) {
   c10::IValue value;
@@ -111,14 +111,14 @@ std::string read_stored_string(torch::serialize::InputArchive& archive, const st
 
 }  // namespace
 
-void make_optimizer(Run& run) {
-  const auto& t = run.config.train;
-  run.optimizer = std::make_unique<FusedAdam>(
-      run.model->parameters(), torch::optim::AdamOptions(t.learning_rate)
+void TrainingRun::make_optimizer() {
+  const auto& t = config_.train;
+  optimizer_ = std::make_unique<FusedAdam>(
+      model_->parameters(), torch::optim::AdamOptions(t.learning_rate)
                                    .betas({t.adam_beta1, t.adam_beta2})
                                    .eps(t.adam_eps)
                                    .weight_decay(t.weight_decay));
-  run.schedule = std::make_unique<LearningRateSchedule>(t);
+  learning_rate_ = std::make_unique<LearningRateSchedule>(t);
 }
 
 namespace {
@@ -148,29 +148,29 @@ void refuse_config_changes(const Config& stored, Config given, const std::string
               "; use a new --model-dir for a different config, or resume with only limit flags");
 }
 
+}  // namespace
+
 // Resuming: the stored config wins, except the limits given on this command line.
 // `checkpoint` holds last.pt's bytes (rank 0's, on every rank).
-void load_for_resume(Run& run, const std::string& checkpoint) {
-  auto archive = checkpoint_archive(checkpoint, run.path("last.pt"));
+void TrainingRun::load_for_resume(const std::string& checkpoint) {
+  auto archive = checkpoint_archive(checkpoint, path("last.pt"));
   auto stored = config_from_json(nlohmann::json::parse(read_stored_string(archive, "config")),
-                                 run.path("last.pt"));
-  if (run.options.config_given) refuse_config_changes(stored, run.options.config, run.path("last.pt"));
-  const auto& o = run.options;
+                                 path("last.pt"));
+  if (options_.config_given) refuse_config_changes(stored, options_.config, path("last.pt"));
+  const auto& o = options_;
   if (o.max_steps) stored.train.max_steps = *o.max_steps;
   if (o.max_epochs) stored.train.max_epochs = *o.max_epochs;
   if (o.max_time_minutes) stored.train.max_time_minutes = *o.max_time_minutes;
-  run.config = stored;
-  auto loaded = load_model(archive, run.path("last.pt"), run.device);
-  refuse_other_tokenizers(run.options, loaded, run.path("last.pt") + " being resumed");
-  run.source_tokenizer = loaded.source_tokenizer;
-  run.target_tokenizer = loaded.target_tokenizer;
-  run.model = loaded.model;
-  run.model->train();
-  make_optimizer(run);
-  restore(run, archive, run.path("last.pt"));
+  config_ = stored;
+  auto loaded = load_model(archive, path("last.pt"), device_);
+  refuse_other_tokenizers(options_, loaded, path("last.pt") + " being resumed");
+  source_tokenizer_ = loaded.source_tokenizer;
+  target_tokenizer_ = loaded.target_tokenizer;
+  model_ = loaded.model;
+  model_->train();
+  make_optimizer();
+  restore(archive, path("last.pt"));
 }
-
-}  // namespace
 
 std::string config_differences(const Config& stored, const Config& given) {
   std::vector<std::string> differences;
@@ -189,92 +189,90 @@ void refuse_other_tokenizers(const TrainerOptions& options, const LoadedModel& l
   }
 }
 
-std::string checkpoint_bytes_on_every_rank(Run& run, const std::string& path) {
-  if (!run.is_main()) return run.group->broadcast_bytes("");
+std::string TrainingRun::checkpoint_bytes_on_every_rank(const std::string& path) {
+  if (!is_main()) return group_->broadcast_bytes("");
   if (std::filesystem::is_directory(path)) throw Error(path + " is a directory, not a model file");
   auto bytes = read_file(path, "checkpoint");
-  if (run.group->world_size() > 1) run.group->broadcast_bytes(bytes);
+  if (group_->world_size() > 1) group_->broadcast_bytes(bytes);
   return bytes;
 }
 
 // Only rank 0 reads the model directory (the others may be on machines that cannot see
 // it): its last.pt travels to the other ranks, which load it from memory (no temp file).
-void resume(Run& run) { load_for_resume(run, checkpoint_bytes_on_every_rank(run, run.path("last.pt"))); }
+void TrainingRun::resume() { load_for_resume(checkpoint_bytes_on_every_rank(path("last.pt"))); }
 
-bool best_needs_repair(Run& run) {
-  const auto& p = run.progress;
+bool TrainingRun::best_needs_repair() {
+  const auto& p = progress_;
   // last.pt is written before best.pt: a kill between the two leaves last.pt saying
   // that the weights it holds are the best, and best.pt older.
   if (!p.has_best || p.best_step != p.step) return false;
-  if (!std::filesystem::exists(run.path("best.pt"))) return true;
+  if (!std::filesystem::exists(path("best.pt"))) return true;
   try {
-    auto archive = read_checkpoint_archive(run.path("best.pt"));
+    auto archive = read_checkpoint_archive(path("best.pt"));
     return checkpoint_step(archive) != p.step;
   } catch (const Error&) {
     return true;  // a damaged best.pt is rewritten from the same weights
   }
 }
 
-void start_fresh(Run& run) {
-  if (run.options.source_spm.empty() || run.options.target_spm.empty())
+void TrainingRun::start_fresh() {
+  if (options_.source_spm.empty() || options_.target_spm.empty())
     throw Error("--src-spm and --tgt-spm are required for a new training run");
-  run.source_tokenizer = Tokenizer::from_file(run.options.source_spm);
-  run.target_tokenizer = Tokenizer::from_file(run.options.target_spm);
-  run.config = run.options.config;
-  run.config.model.source_vocab = run.source_tokenizer->vocab_size();
-  run.config.model.target_vocab = run.target_tokenizer->vocab_size();
-  check_config(run.config);
-  torch::manual_seed(static_cast<uint64_t>(run.config.train.seed));
-  run.model = build_model(run.config.model);
-  run.model->to(run.device);
-  run.model->train();
-  make_optimizer(run);
+  source_tokenizer_ = Tokenizer::from_file(options_.source_spm);
+  target_tokenizer_ = Tokenizer::from_file(options_.target_spm);
+  config_ = options_.config;
+  config_.model.source_vocab = source_tokenizer_->vocab_size();
+  config_.model.target_vocab = target_tokenizer_->vocab_size();
+  check_config(config_);
+  torch::manual_seed(static_cast<uint64_t>(config_.train.seed));
+  model_ = build_model(config_.model);
+  model_->to(device_);
+  model_->train();
+  make_optimizer();
 }
 
-namespace {
-
-std::string cache_directory(const Run& run) {
-  return run.options.data_cache.empty() ? run.path("data-cache") : run.options.data_cache;
+std::string TrainingRun::cache_directory() {
+  return options_.data_cache.empty() ? path("data-cache") : options_.data_cache;
 }
 
-std::shared_ptr<const PreparedCorpus> open_raw_pair(Run& run, const std::string& source, const std::string& target,
+std::shared_ptr<const PreparedCorpus> TrainingRun::open_raw_pair(const std::string& source, const std::string& target,
                                                    const std::string& role) {
   CorpusCacheRequest request;
   request.source_path = source;
   request.target_path = target;
-  request.source_tokenizer = &*run.source_tokenizer;
-  request.target_tokenizer = &*run.target_tokenizer;
-  request.cache_dir = cache_directory(run);
+  request.source_tokenizer = &*source_tokenizer_;
+  request.target_tokenizer = &*target_tokenizer_;
+  request.cache_dir = cache_directory();
   request.role = role;
-  request.threads = std::max(1, run.options.prepare_threads);
-  request.log = [&run](const std::string& line) { run.log->message(line); };
+  request.threads = std::max(1, options_.prepare_threads);
+  request.log = [this](const std::string& line) { log_->message(line); };
   return open_cached_corpus(request);
 }
 
 // A prepared file given by the user: the tokenizers must be the ones it was made with, and
 // sources that still exist must not have changed since (they may be gone: that is fine).
-std::shared_ptr<const PreparedCorpus> open_given(Run& run, const std::string& path) {
+std::shared_ptr<const PreparedCorpus> TrainingRun::open_given(const std::string& path) {
   auto corpus = PreparedCorpus::open(path);
   const auto& info = corpus->info();
-  auto why = tokenizer_mismatch_reason(info, *run.source_tokenizer, *run.target_tokenizer);
+  auto why = tokenizer_mismatch_reason(info, *source_tokenizer_, *target_tokenizer_);
   for (const auto* recorded : {&info.source, &info.target})
     if (why.empty() && std::filesystem::exists(recorded->path))
       why = source_change(*recorded, describe_source(recorded->path));
   if (!why.empty()) throw Error("cannot train on " + path + ": " + why + "; prepare it again (nmt-prepare)");
-  run.log->message("using the prepared corpus " + path + " (made from " + info.source.path + " / " +
+  log_->message("using the prepared corpus " + path + " (made from " + info.source.path + " / " +
                    info.target.path + ")");
   return corpus;
 }
 
 // The validation set in memory, as today: only the pairs the model can take, and their raw
 // reference lines.
-void load_validation(Run& run) {
-  const auto& o = run.options;
-  const auto prepared = open_raw_pair(run, o.valid_source, o.valid_target, "valid");
+void TrainingRun::load_validation() {
+  const auto& o = options_;
+  const auto prepared = open_raw_pair(o.valid_source, o.valid_target, "valid");
   // A model with a position limit can neither score nor translate longer pairs.
-  const auto limit = static_cast<size_t>(input_token_limit(*run.model, SearchOptions{}, 0));
+  const auto limit = static_cast<size_t>(input_token_limit(*model_, SearchOptions{}, 0));
   const auto raw_references = read_text_lines(o.valid_target);
-  auto& encoded = run.valid.encoded;
+  auto& encoded = valid_.encoded;
   encoded.empty_skipped = static_cast<long>(prepared->info().empty_skipped);
   std::vector<int> source, target;
   for (size_t pair = 0; pair < prepared->size(); ++pair) {
@@ -287,28 +285,24 @@ void load_validation(Run& run) {
     encoded.source.push_back(source);
     encoded.target.push_back(target);
     encoded.line_numbers.push_back(static_cast<long>(line));
-    run.valid.references.push_back(raw_references.at(line - 1));
-    run.valid.normalised_references.push_back(run.target_tokenizer->decode(target));
+    valid_.references.push_back(raw_references.at(line - 1));
+    valid_.normalised_references.push_back(target_tokenizer_->decode(target));
   }
   std::string line = "validation: " + std::to_string(prepared->info().total_lines) + " lines from " +
                      o.valid_source + " / " + o.valid_target + ": kept " + std::to_string(encoded.size()) +
                      ", skipped " + std::to_string(encoded.empty_skipped) + " empty";
   if (limit > 0) line += ", " + std::to_string(encoded.too_long_skipped) + " over the model's " + std::to_string(limit) + " positions";
-  run.log->message(line);
+  log_->message(line);
   if (encoded.source.empty()) throw Error("no usable validation pairs in " + o.valid_source);
 }
 
-}  // namespace
-
-namespace {
-
-void load_training_corpus(Run& run) {
-  const auto& o = run.options;
-  run.train = o.train_data.empty() ? open_raw_pair(run, o.train_source, o.train_target, "train")
-                                   : open_given(run, o.train_data);
-  const auto& info = run.train->info();
-  const auto max_length = static_cast<size_t>(run.config.train.max_length);
-  const auto usable = count_within(*run.train, max_length);
+void TrainingRun::load_training_corpus() {
+  const auto& o = options_;
+  train_ = o.train_data.empty() ? open_raw_pair(o.train_source, o.train_target, "train")
+                                   : open_given(o.train_data);
+  const auto& info = train_->info();
+  const auto max_length = static_cast<size_t>(config_.train.max_length);
+  const auto usable = count_within(*train_, max_length);
   std::string line = "training corpus: " + std::to_string(info.total_lines) + " lines, " +
                      std::to_string(info.pairs) + " pairs (skipped " + std::to_string(info.empty_skipped) +
                      " empty, " + std::to_string(info.too_long_skipped) + " over " +
@@ -316,19 +310,17 @@ void load_training_corpus(Run& run) {
   if (max_length > 0)
     line += "; " + std::to_string(usable) + " within train.max_length " + std::to_string(max_length) + " (" +
             std::to_string(info.pairs - usable) + " left out)";
-  run.log->message(line);
+  log_->message(line);
   if (usable == 0) throw Error("no usable training pairs in " + (o.train_data.empty() ? o.train_source : o.train_data));
 }
 
-}  // namespace
-
-void load_data(Run& run) {
+void TrainingRun::load_data() {
   // A start that fails on its inputs leaves no directory behind: the cache directories
   // this start creates go again, with what was prepared in them, if anything fails.
-  const NewDirectories created(cache_directory(run));
+  const NewDirectories created(cache_directory());
   try {
-    if (run.is_main()) load_validation(run);  // first: small, and only rank 0 validates
-    load_training_corpus(run);
+    if (is_main()) load_validation();  // first: small, and only rank 0 validates
+    load_training_corpus();
   } catch (...) {
     created.remove_all();
     throw;

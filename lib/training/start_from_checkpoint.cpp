@@ -38,27 +38,27 @@ void copy_weights(torch::nn::Module& from, torch::nn::Module& to) {
 
 }  // namespace
 
-void start_from_checkpoint(Run& run) {
-  const auto& path = run.options.init_from;
-  auto archive = checkpoint_archive(checkpoint_bytes_on_every_rank(run, path), path);
-  auto loaded = load_model(archive, path, run.device);
-  refuse_other_tokenizers(run.options, loaded, path);
+void TrainingRun::start_from_checkpoint() {
+  const auto& path = options_.init_from;
+  auto archive = checkpoint_archive(checkpoint_bytes_on_every_rank(path), path);
+  auto loaded = load_model(archive, path, device_);
+  refuse_other_tokenizers(options_, loaded, path);
   const auto& stored = loaded.config.model;
-  if (run.options.model_config_given) refuse_model_changes(stored, run.options.config.model, path);
-  run.config = run.options.config;
-  const double dropout = run.options.model_config_given ? run.config.model.dropout : stored.dropout;
-  run.config.model = stored;
-  run.config.model.dropout = dropout;
-  check_config(run.config);
-  run.source_tokenizer = loaded.source_tokenizer;
-  run.target_tokenizer = loaded.target_tokenizer;
-  torch::manual_seed(static_cast<uint64_t>(run.config.train.seed));
-  run.model = build_model(run.config.model);  // with this run's dropout
-  run.model->to(run.device);
-  copy_weights(*loaded.model, *run.model);
-  run.model->train();
-  make_optimizer(run);
-  run.log->message("fine-tuning from " + path + (loaded.step >= 0 ? " (step " + std::to_string(loaded.step) + " of its run)" : "") +
+  if (options_.model_config_given) refuse_model_changes(stored, options_.config.model, path);
+  config_ = options_.config;
+  const double dropout = options_.model_config_given ? config_.model.dropout : stored.dropout;
+  config_.model = stored;
+  config_.model.dropout = dropout;
+  check_config(config_);
+  source_tokenizer_ = loaded.source_tokenizer;
+  target_tokenizer_ = loaded.target_tokenizer;
+  torch::manual_seed(static_cast<uint64_t>(config_.train.seed));
+  model_ = build_model(config_.model);  // with this run's dropout
+  model_->to(device_);
+  copy_weights(*loaded.model, *model_);
+  model_->train();
+  make_optimizer();
+  log_->message("fine-tuning from " + path + (loaded.step >= 0 ? " (step " + std::to_string(loaded.step) + " of its run)" : "") +
                    ": its weights and tokenizers; a fresh optimizer, schedule and best score");
 }
 

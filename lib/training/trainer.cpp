@@ -13,6 +13,7 @@
 #include "nmt/base/device.h"
 #include "nmt/base/error.h"
 #include "nmt/models/average.h"
+#include "nmt/models/inference_model.h"
 #include "nmt/text/batching.h"
 #include "nmt/models/precision.h"
 #include "nmt/training/loss.h"
@@ -51,40 +52,44 @@ void set_learning_rate(torch::optim::Adam& optimizer, double rate) {
     static_cast<torch::optim::AdamOptions&>(group.options()).lr(rate);
 }
 
+}  // namespace
+
+namespace training_run {
+
 // One update over this rank's share of the batches (`accumulate` per rank); returns the
 // loss and target tokens summed over all ranks. Each rank divides by the global token
 // count, so the summed gradients equal one process training on all the batches.
-std::pair<double, int64_t> update(Run& run, const std::vector<Batch>& batches) {
+std::pair<double, int64_t> TrainingRun::update(const std::vector<Batch>& batches) {
   int64_t local_tokens = 0;
   for (const auto& batch : batches) local_tokens += batch.target_tokens;
-  const auto tokens = static_cast<int64_t>(run.group->sum(static_cast<double>(local_tokens)));
+  const auto tokens = static_cast<int64_t>(group_->sum(static_cast<double>(local_tokens)));
   torch::Tensor local_loss;  // summed on the device: one host sync per update, below
   for (const auto& batch : batches) {
-    auto sums = batch_loss(*run.model, batch, run.device, run.config.train.label_smoothing);
+    auto sums = batch_loss(*model_, batch, device_, config_.train.label_smoothing);
     (sums.loss / static_cast<double>(tokens)).backward();
     const auto detached = sums.loss.detach().to(torch::kDouble);
     local_loss = local_loss.defined() ? local_loss + detached : detached;
   }
-  const double loss_sum = run.group->sum(local_loss.defined() ? local_loss.item<double>() : 0.0);
+  const double loss_sum = group_->sum(local_loss.defined() ? local_loss.item<double>() : 0.0);
   if (!std::isfinite(loss_sum))
     throw Error("training loss became " + std::to_string(loss_sum) + " at step " +
-                std::to_string(run.progress.step + 1) +
+                std::to_string(progress_.step + 1) +
                 "; lower train.learning_rate or raise train.warmup_steps (last.pt keeps the last good state)");
-  sum_gradients(run);
-  const auto parameters = run.model->parameters();
-  const double clip_norm = run.config.train.clip_norm;
-  set_learning_rate(*run.optimizer, run.schedule->rate(run.progress.step + 1));
-  run.optimizer->update(clip_norm > 0 ? clipping_factor(parameters, clip_norm) : 1.0);
+  sum_gradients();
+  const auto parameters = model_->parameters();
+  const double clip_norm = config_.train.clip_norm;
+  set_learning_rate(*optimizer_, learning_rate_->rate(progress_.step + 1));
+  optimizer_->update(clip_norm > 0 ? clipping_factor(parameters, clip_norm) : 1.0);
   release_gradients(parameters);
-  ++run.progress.step;
+  ++progress_.step;
   return {loss_sum, tokens};
 }
 
 // The step-N.pt files of the model directory, oldest first (whatever steps they were saved at).
-std::vector<std::string> step_checkpoints(const Run& run) {
+std::vector<std::string> TrainingRun::step_checkpoints() {
   static const std::regex step_file(R"(step-([0-9]+)\.pt)");
   std::vector<std::pair<int64_t, std::string>> found;
-  for (const auto& entry : std::filesystem::directory_iterator(run.options.model_dir)) {
+  for (const auto& entry : std::filesystem::directory_iterator(options_.model_dir)) {
     std::smatch match;
     const auto name = entry.path().filename().string();
     if (std::regex_match(name, match, step_file)) found.emplace_back(std::stoll(match[1].str()), entry.path().string());
@@ -96,8 +101,8 @@ std::vector<std::string> step_checkpoints(const Run& run) {
 }
 
 // Removes all but the newest `keep` step checkpoints.
-void prune_step_checkpoints(Run& run, int64_t keep) {
-  const auto paths = step_checkpoints(run);
+void TrainingRun::prune_step_checkpoints(int64_t keep) {
+  const auto paths = step_checkpoints();
   for (size_t i = 0; i + static_cast<size_t>(keep) < paths.size(); ++i) std::filesystem::remove(paths[i]);
 }
 
@@ -105,9 +110,9 @@ void prune_step_checkpoints(Run& run, int64_t keep) {
 // m in 1..K chosen by the validation metric (each candidate mean is validated). A fixed
 // m = K hurts where training was slow: the last K checkpoints reach back to early steps
 // (an hour of fp32 on an AVX2 CPU: averaging from step 500 of 1,266 cost 3.2 BLEU).
-void write_averaged_model(Run& run) {
-  const auto& t = run.config.train;
-  auto paths = step_checkpoints(run);
+void TrainingRun::write_averaged_model() {
+  const auto& t = config_.train;
+  auto paths = step_checkpoints();
   const auto k = static_cast<size_t>(t.average_last);
   if (paths.size() > k) paths.erase(paths.begin(), paths.end() - static_cast<long>(k));
   size_t chosen = 1;
@@ -115,95 +120,94 @@ void write_averaged_model(Run& run) {
   for (size_t m = 1; m <= paths.size(); ++m) {
     const std::vector<std::string> newest(paths.end() - static_cast<long>(m), paths.end());
     auto candidate = average_checkpoints(newest);
-    candidate.model->to(run.device);
-    const auto result = validate(*candidate.model, run.valid, *run.target_tokenizer, t.batch_tokens,
-                                 t.valid_max_sentences, run.device);
+    candidate.model->to(device_);
+    const InferenceModel on_inference_path(std::move(candidate), Precision::fp32, device_);
+    const auto result = validate(on_inference_path, valid_, t.batch_tokens, t.valid_max_sentences);
     const double metric = result.metric(t.metric);
     char score[32];
     std::snprintf(score, sizeof score, "%.10g", t.metric == "loss" ? -metric : metric);
-    run.log->message("mean of the newest " + std::to_string(m) + " step checkpoints: " + t.metric + " " + score);
+    log_->message("mean of the newest " + std::to_string(m) + " step checkpoints: " + t.metric + " " + score);
     if (m == 1 || metric > chosen_metric) chosen = m, chosen_metric = metric;
   }
   paths.erase(paths.begin(), paths.end() - static_cast<long>(chosen));
-  write_average(paths, run.path("averaged.pt"));
-  run.log->message("wrote " + run.path("averaged.pt") + ": the mean of " + std::to_string(paths.size()) +
+  write_average(paths, path("averaged.pt"));
+  log_->message("wrote " + path("averaged.pt") + ": the mean of " + std::to_string(paths.size()) +
                    " step checkpoints (" + std::filesystem::path(paths.front()).filename().string() + " .. " +
                    std::filesystem::path(paths.back()).filename().string() + "), the best of the newest 1-" +
-                   std::to_string(std::min(k, step_checkpoints(run).size())) + " on validation");
+                   std::to_string(std::min(k, step_checkpoints().size())) + " on validation");
 }
 
 // Validates, saves last (then best), and returns true when early stopping says stop.
 // last.pt first: it records which step best.pt holds, so a kill before best.pt is
 // written is repaired on resume (best_needs_repair) instead of keeping a stale best.
-bool validate_and_checkpoint(Run& run) {
-  const auto& t = run.config.train;
-  const auto result = validate(*run.model, run.valid, *run.target_tokenizer, t.batch_tokens,
-                               t.valid_max_sentences, run.device);
+bool TrainingRun::validate_and_checkpoint() {
+  const auto& t = config_.train;
+  const auto result = validate(validation_model(), valid_, t.batch_tokens, t.valid_max_sentences);
   const double metric = result.metric(t.metric);
-  auto& p = run.progress;
+  auto& p = progress_;
   const bool improved = !p.has_best || metric > p.best_metric;
   if (improved) p.best_metric = metric, p.has_best = true, p.best_step = p.step, p.bad_validations = 0;
   else ++p.bad_validations;
-  run.schedule->on_validation(improved);
-  run.log->validation(p.step, result, improved, t.metric);
-  save(run, "last.pt", true);
-  if (improved) save(run, "best.pt", false);
+  learning_rate_->on_validation(improved);
+  log_->validation(p.step, result, improved, t.metric);
+  save("last.pt", true);
+  if (improved) save("best.pt", false);
   if (t.keep_last > 0) {
-    save(run, "step-" + std::to_string(p.step) + ".pt", false);
-    prune_step_checkpoints(run, t.keep_last);
+    save("step-" + std::to_string(p.step) + ".pt", false);
+    prune_step_checkpoints(t.keep_last);
   }
-  return t.patience > 0 && p.bad_validations >= t.patience;
+  return schedule_->patience_spent(p.bad_validations);
 }
 
 // Rank 0, once the config and inputs have been checked: only now does the model
 // directory change (created, locked, cleaned of dead writers' temporaries, logged to).
-void open_model_directory(Run& run, bool resuming) {
-  if (!run.is_main()) return;
-  std::filesystem::create_directories(run.options.model_dir);
-  if (!run.lock.held()) run.lock = DirectoryLock(run.options.model_dir);
-  for (const auto& name : remove_stale_temporaries(run.options.model_dir))
-    run.log->message("removed " + run.path(name) + " (left by an interrupted write)");
-  run.log->open(run.path("train.jsonl"), run.progress.step);
-  if (resuming) run.log->message("resuming from " + run.path("last.pt") + " at step " + std::to_string(run.progress.step));
-  run.log->config(run.config, run.model->parameters());
-  run.log->message("precision: " + precision_name(run.precision) +
-                   (run.config.train.precision == "auto" ? " (train.precision auto)" : ""));
-  write_file_atomically(run.path("config.json"), config_to_json(run.config).dump(2) + "\n");
-  if (resuming && best_needs_repair(run)) {
-    save(run, "best.pt", false);
-    run.log->message("rewrote " + run.path("best.pt") + " from last.pt (step " + std::to_string(run.progress.step) +
+void TrainingRun::open_model_directory(bool resuming) {
+  if (!is_main()) return;
+  std::filesystem::create_directories(options_.model_dir);
+  if (!lock_.held()) lock_ = DirectoryLock(options_.model_dir);
+  for (const auto& name : remove_stale_temporaries(options_.model_dir))
+    log_->message("removed " + path(name) + " (left by an interrupted write)");
+  log_->open(path("train.jsonl"), progress_.step);
+  if (resuming) log_->message("resuming from " + path("last.pt") + " at step " + std::to_string(progress_.step));
+  log_->config(config_, model_->parameters());
+  log_->message("precision: " + precision_name(precision_) +
+                   (config_.train.precision == "auto" ? " (train.precision auto)" : ""));
+  write_file_atomically(path("config.json"), config_to_json(config_).dump(2) + "\n");
+  if (resuming && best_needs_repair()) {
+    save("best.pt", false);
+    log_->message("rewrote " + path("best.pt") + " from last.pt (step " + std::to_string(progress_.step) +
                      "): the run was stopped before writing it");
   }
 }
 
-// Why the run stops before its first step, if its limits are already reached (a finished
-// run started again, or --max-steps below the resumed step): then nothing is trained or written.
-std::string reached_limit(const Run& run) {
-  const auto& t = run.config.train;
-  const auto& p = run.progress;
-  if (t.max_steps > 0 && p.step >= t.max_steps) return "already at max_steps " + std::to_string(t.max_steps);
-  if (t.max_epochs > 0 && p.epoch >= t.max_epochs) return "already at max_epochs " + std::to_string(t.max_epochs);
-  if (t.max_time_minutes > 0 && p.elapsed_seconds >= t.max_time_minutes * 60) return "already at max_time_minutes";
-  return {};
+const InferenceModel& TrainingRun::validation_model() {
+  if (!validation_model_) {
+    LoadedModel twin{config_, network_sharing_weights(config_.model, *model_), *source_tokenizer_, *target_tokenizer_};
+    twin.model->to(device_);
+    validation_model_ = set_up_for_inference(std::move(twin), Precision::fp32, device_);
+  }
+  return *validation_model_;
 }
 
-// One epoch's batches from p.batch_in_epoch on, until a stop; returns the stop reason.
-std::string train_epoch(Run& run, TrainingLoop& loop, TrainingResult& result, int64_t& agreed_signal,
-                        bool& planned_before) {
-  const auto& t = run.config.train;
-  auto& p = run.progress;
+RunPosition TrainingRun::position(double epoch, const TrainingClock& clock) const {
+  return {progress_.step, epoch, clock.elapsed_seconds()};
+}
+
+std::string TrainingRun::train_epoch(TrainingClock& clock, TrainingResult& result) {
+  const auto& t = config_.train;
+  auto& p = progress_;
   const auto planning = std::chrono::steady_clock::now();
-  const auto batches = make_batches(*run.train, t.batch_tokens, static_cast<uint64_t>(t.seed) * 1000003ULL + p.epoch,
+  const auto batches = make_batches(*train_, t.batch_tokens, static_cast<uint64_t>(t.seed) * 1000003ULL + p.epoch,
                                     true, static_cast<size_t>(t.max_length));
   const auto count = static_cast<int64_t>(batches.size());
   const double plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - planning).count();
   char planned[160];
   std::snprintf(planned, sizeof planned, "epoch %lld: %lld batches of %zu pairs, planned in %.2f s",
                 static_cast<long long>(p.epoch + 1), static_cast<long long>(count), batches.pairs(), plan_seconds);
-  if (!planned_before || plan_seconds >= 1.0) run.log->message(planned);  // the first: part of the start-up
-  planned_before = true;
-  const auto rank = static_cast<int64_t>(run.group->rank());
-  const int64_t batches_per_update = t.accumulate * run.group->world_size();
+  if (!epoch_planned_before_ || plan_seconds >= 1.0) log_->message(planned);
+  epoch_planned_before_ = true;
+  const auto rank = static_cast<int64_t>(group_->rank());
+  const int64_t batches_per_update = t.accumulate * group_->world_size();
   std::string stop;
   while (p.batch_in_epoch < count && stop.empty()) {
     // Every rank sees the same batch order; rank r takes its `accumulate` batches of the update.
@@ -211,110 +215,109 @@ std::string train_epoch(Run& run, TrainingLoop& loop, TrainingResult& result, in
     std::vector<Batch> group;
     for (int64_t b = p.batch_in_epoch + rank * t.accumulate;
          b < std::min(p.batch_in_epoch + (rank + 1) * t.accumulate, update_end); ++b)
-      group.push_back(collate(*run.train, batches.batch(static_cast<size_t>(b))));
+      group.push_back(collate(*train_, batches.batch(static_cast<size_t>(b))));
     p.batch_in_epoch = update_end;
-    const auto [loss, tokens] = update(run, group);
+    const auto [loss, tokens] = update(group);
     result.last_train_loss = loss / static_cast<double>(tokens);
-    loop.count(tokens, loss);
-    p.elapsed_seconds = loop.elapsed_seconds();
-    const double epoch_fraction = p.epoch + double(p.batch_in_epoch) / double(count);
-    if (p.step % t.log_every == 0) run.log->progress(p.step, epoch_fraction, loop, run.schedule->rate(p.step));
-    bool stop_early = false;
-    if (p.step % t.valid_every == 0) {
-      if (run.is_main()) stop_early = validate_and_checkpoint(run);
-      share_validation_outcome(run);
-    } else if (t.save_every > 0 && p.step % t.save_every == 0 && run.is_main()) {
-      save(run, "last.pt", true);  // a crash between validations loses at most save_every steps
+    clock.count(tokens, loss);
+    p.elapsed_seconds = clock.elapsed_seconds();
+    const auto now = position(p.epoch + double(p.batch_in_epoch) / double(count), clock);
+    if (schedule_->log_now(p.step)) {
+      const auto [rate, window_loss] = clock.take_window();
+      log_->progress({p.step, now.epoch, window_loss, learning_rate_->rate(p.step), rate, now.elapsed_seconds,
+                      schedule_->eta_seconds(start_, now, clock.seconds_since_start())});
+    }
+    bool patience_spent = false;
+    if (schedule_->validate_now(p.step)) {
+      if (is_main()) patience_spent = validate_and_checkpoint();
+      share_validation_outcome();
+    } else if (schedule_->save_now(p.step) && is_main()) {
+      save("last.pt", true);
     }
     // Rank 0 decides (time limits differ by rank); a signal to any rank stops them all.
-    agreed_signal = run.group->max(stop_signal);
-    stop = run.group->broadcast_bytes(
-        run.is_main() ? loop.stop_reason(p.step, epoch_fraction, stop_early, static_cast<int>(agreed_signal)) : "");
+    agreed_signal_ = static_cast<int>(group_->max(stop_signal));
+    stop = group_->broadcast_bytes(
+        is_main() ? schedule_->stop_reason(position(now.epoch, clock), patience_spent, agreed_signal_) : "");
   }
   if (p.batch_in_epoch >= count) {
     ++p.epoch, p.batch_in_epoch = 0;
-    if (stop.empty() && t.max_epochs > 0 && p.epoch >= t.max_epochs) stop = "reached max_epochs";
+    if (stop.empty()) stop = schedule_->stop_at_epoch_end(p.epoch);
   }
   return stop;
 }
 
-TrainingResult run_training(Run& run, double startup_seconds) {
+TrainingResult TrainingRun::run_training(double startup_seconds) {
   TrainingResult result;
-  const auto& t = run.config.train;
-  result.stop_reason = reached_limit(run);
+  result.stop_reason = schedule_->reached_before_start(progress_.step, progress_.epoch, progress_.elapsed_seconds);
   const bool train_now = result.stop_reason.empty();
   const StopSignals stop_signals;
-  TrainingLoop loop(t, run.progress.elapsed_seconds, run.progress.step, run.progress.epoch);
-  int64_t agreed_signal = 0;
+  TrainingClock clock(progress_.elapsed_seconds);
+  start_ = {progress_.step, static_cast<double>(progress_.epoch), progress_.elapsed_seconds};
   if (train_now) {
     char took[32];
     std::snprintf(took, sizeof took, "%.1f", startup_seconds);
-    run.log->message("start-up took " + std::string(took) + " s; training from step " +
-                     std::to_string(run.progress.step + 1));
+    log_->message("start-up took " + std::string(took) + " s; training from step " + std::to_string(progress_.step + 1));
   }
-  bool planned_before = false;
   {
     // The model computes on its training path until the loop ends, however it ends
-    // (validation takes the inference path for its own pass).
-    const LinearPathScope training_mode(*run.model, training_path(run.precision, run.device));
-    if (train_now && run.is_main() && run.options.on_model_ready) run.options.on_model_ready(*run.model);
-    while (result.stop_reason.empty())
-      result.stop_reason = train_epoch(run, loop, result, agreed_signal, planned_before);
+    // (validation reads its weights through a network of its own on the inference path).
+    const LinearPathScope training_mode(*model_, training_path(precision_, device_));
+    if (train_now && is_main() && options_.on_model_ready) options_.on_model_ready(*model_);
+    while (result.stop_reason.empty()) result.stop_reason = train_epoch(clock, result);
   }
-  // A signal asks for a quick exit: save where we are, skip the final validation.
-  if (run.is_main() && train_now) {
-    if (agreed_signal == 0 && run.progress.step % t.valid_every != 0) validate_and_checkpoint(run);
-    else save(run, "last.pt", true);
-    if (agreed_signal == 0 && t.average_last > 0) write_averaged_model(run);
+  if (is_main() && train_now) {
+    if (schedule_->validate_at_end(progress_.step, agreed_signal_)) validate_and_checkpoint();
+    else save("last.pt", true);
+    if (schedule_->average_at_end(agreed_signal_)) write_averaged_model();
   }
-  run.group->wait_for_main();  // the other ranks finish only once rank 0 has saved
-  result.steps = run.progress.step;
-  result.epochs_completed = run.progress.epoch;
-  result.best_metric = run.progress.best_metric;
-  result.model = run.model;
-  run.log->message("stopped: " + result.stop_reason + "; checkpoints in " + run.options.model_dir);
+  group_->wait_for_main();  // the other ranks finish only once rank 0 has saved
+  result.steps = progress_.step;
+  result.epochs_completed = progress_.epoch;
+  result.best_metric = progress_.best_metric;
+  result.model = model_;
+  log_->message("stopped: " + result.stop_reason + "; checkpoints in " + options_.model_dir);
   return result;
 }
 
-// Reads everything and checks it; writes nothing. Returns whether the run resumes.
-bool prepare(Run& run) {
-  const auto& options = run.options;
-  run.device = parse_device(options.device);
-  if (options.distributed.enabled() && !run.device.is_cpu())
-    throw Error("distributed training runs on CPU (Gloo) only: this LibTorch has no NCCL for " + options.device);
-  run.group = std::make_unique<ProcessGroup>(options.distributed);
-  run.log = std::make_unique<TrainingLog>(options.quiet || !run.is_main(), run.is_main());
+bool TrainingRun::prepare() {
+  device_ = parse_device(options_.device);
+  if (options_.distributed.enabled() && !device_.is_cpu())
+    throw Error("distributed training runs on CPU (Gloo) only: this LibTorch has no NCCL for " + options_.device);
+  group_ = std::make_unique<ProcessGroup>(options_.distributed);
+  log_ = std::make_unique<TrainingLog>(options_.quiet || !is_main(), is_main());
   // Locked before last.pt is read: another run may be writing it.
-  if (run.is_main() && std::filesystem::is_directory(options.model_dir))
-    run.lock = DirectoryLock(options.model_dir);
-  const bool resuming = run.group->max(run.is_main() && std::filesystem::exists(run.path("last.pt"))) != 0;
-  if (options.resume && !resuming) throw Error("--resume: no " + run.path("last.pt") + " to resume from");
-  if (resuming && !options.init_from.empty())
-    throw Error("--init-from: " + run.path("last.pt") + " exists; resume that run (without --init-from) or "
+  if (is_main() && std::filesystem::is_directory(options_.model_dir)) lock_ = DirectoryLock(options_.model_dir);
+  const bool resuming = group_->max(is_main() && std::filesystem::exists(path("last.pt"))) != 0;
+  if (options_.resume && !resuming) throw Error("--resume: no " + path("last.pt") + " to resume from");
+  if (resuming && !options_.init_from.empty())
+    throw Error("--init-from: " + path("last.pt") + " exists; resume that run (without --init-from) or "
                 "fine-tune into a new --model-dir");
-  if (resuming) resume(run);
-  else if (!options.init_from.empty()) start_from_checkpoint(run);
-  else start_fresh(run);
-  run.precision = resolve_training_precision(run.config.train.precision, run.device);
-  load_data(run);
+  if (resuming) resume();
+  else if (!options_.init_from.empty()) start_from_checkpoint();
+  else start_fresh();
+  schedule_.emplace(config_.train);  // the config is final: stored (resume) or checked (fresh)
+  precision_ = resolve_training_precision(config_.train.precision, device_);
+  load_data();
   return resuming;
 }
 
-}  // namespace
+TrainingRun::TrainingRun(const TrainerOptions& options) : options_(options) {}
 
-TrainingResult train(const TrainerOptions& options) {
+TrainingResult TrainingRun::run() {
   const auto started = std::chrono::steady_clock::now();
-  Run run;
-  run.options = options;
   try {
-    const bool resuming = prepare(run);
-    open_model_directory(run, resuming);
-    synchronise_ranks(run);
-    return run_training(run, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    const bool resuming = prepare();
+    open_model_directory(resuming);
+    synchronise_ranks();
+    return run_training(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   } catch (const std::exception& e) {
-    if (run.log) run.log->error(e.what());  // written only once the log is open, after the checks
+    if (log_) log_->error(e.what());  // written only once the log is open, after the checks
     throw;
   }
 }
+
+}  // namespace training_run
+
+TrainingResult train(const TrainerOptions& options) { return training_run::TrainingRun(options).run(); }
 
 }  // namespace nmt

@@ -19,50 +19,24 @@ std::string format_duration(double seconds) {
   return text;
 }
 
-TrainingLoop::TrainingLoop(const TrainConfig& config, double previous_seconds, int64_t start_step,
-                           int64_t start_epoch)
-    : config_(config), previous_seconds_(previous_seconds), start_step_(start_step),
-      start_epoch_(static_cast<double>(start_epoch)) {}
+TrainingClock::TrainingClock(double previous_seconds) : previous_seconds_(previous_seconds) {}
 
-void TrainingLoop::count(int64_t target_tokens, double loss_sum) {
+void TrainingClock::count(int64_t target_tokens, double loss_sum) {
   window_tokens_ += target_tokens;
   window_loss_ += loss_sum;
 }
 
-double TrainingLoop::elapsed_seconds() const {
-  return previous_seconds_ + std::chrono::duration<double>(Clock::now() - start_).count();
-}
+double TrainingClock::seconds_since_start() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
-std::pair<double, double> TrainingLoop::take_window() {
+double TrainingClock::elapsed_seconds() const { return previous_seconds_ + seconds_since_start(); }
+
+std::pair<double, double> TrainingClock::take_window() {
   const auto now = Clock::now();
   const double seconds = std::chrono::duration<double>(now - window_start_).count();
   const double rate = seconds > 0 ? window_tokens_ / seconds : 0;
   const double loss = window_tokens_ > 0 ? window_loss_ / window_tokens_ : 0;
   window_start_ = now, window_tokens_ = 0, window_loss_ = 0;
   return {rate, loss};
-}
-
-double TrainingLoop::eta_seconds(int64_t step, double epoch_fraction) const {
-  const double since_start = std::chrono::duration<double>(Clock::now() - start_).count();
-  double eta = -1;
-  auto consider = [&](double left) {
-    if (left >= 0 && (eta < 0 || left < eta)) eta = left;
-  };
-  if (config_.max_steps > 0 && step > start_step_)
-    consider(since_start / double(step - start_step_) * double(config_.max_steps - step));
-  if (config_.max_epochs > 0 && epoch_fraction > start_epoch_)
-    consider(since_start / (epoch_fraction - start_epoch_) * (double(config_.max_epochs) - epoch_fraction));
-  if (config_.max_time_minutes > 0) consider(config_.max_time_minutes * 60 - elapsed_seconds());
-  return eta;
-}
-
-std::string TrainingLoop::stop_reason(int64_t step, double epoch_fraction, bool early_stop, int signal) const {
-  if (signal != 0) return "interrupted by signal " + std::to_string(signal);
-  if (early_stop) return "early stopping (patience " + std::to_string(config_.patience) + ")";
-  if (config_.max_steps > 0 && step >= config_.max_steps) return "reached max_steps";
-  if (config_.max_time_minutes > 0 && elapsed_seconds() >= config_.max_time_minutes * 60)
-    return "reached max_time_minutes";
-  return {};
 }
 
 TrainingLog::TrainingLog(bool quiet, bool records) : quiet_(quiet), records_(records) {}
@@ -117,21 +91,18 @@ void TrainingLog::config(const Config& config, const std::vector<torch::Tensor>&
   write({{"type", "config"}, {"config", json}, {"parameters", count}});
 }
 
-void TrainingLog::progress(int64_t step, double epoch, TrainingLoop& loop, double learning_rate) {
-  const auto [rate, loss] = loop.take_window();
-  const double elapsed = loop.elapsed_seconds();
-  const double eta = loop.eta_seconds(step, epoch);
+void TrainingLog::progress(const ProgressLine& p) {
   if (!quiet_) {
     char line[256];
     std::snprintf(line, sizeof line,
                   "step %6lld | epoch %6.2f | loss %7.4f | lr %.3e | %7.0f tok/s | elapsed %s | ETA %s",
-                  static_cast<long long>(step), epoch, loss, learning_rate, rate,
-                  format_duration(elapsed).c_str(), format_duration(eta).c_str());
+                  static_cast<long long>(p.step), p.epoch, p.loss, p.learning_rate, p.tokens_per_second,
+                  format_duration(p.elapsed_seconds).c_str(), format_duration(p.eta_seconds).c_str());
     std::cerr << line << std::endl;
   }
-  write({{"type", "progress"}, {"step", step}, {"epoch", epoch}, {"loss", loss},
-         {"learning_rate", learning_rate}, {"target_tokens_per_second", rate},
-         {"elapsed_seconds", elapsed}});
+  write({{"type", "progress"}, {"step", p.step}, {"epoch", p.epoch}, {"loss", p.loss},
+         {"learning_rate", p.learning_rate}, {"target_tokens_per_second", p.tokens_per_second},
+         {"elapsed_seconds", p.elapsed_seconds}});
 }
 
 void TrainingLog::validation(int64_t step, const ValidationResult& result, bool best,

@@ -58,18 +58,12 @@ double ValidationResult::metric(const std::string& name) const {
   return it->second;
 }
 
-ValidationResult validate(Seq2SeqModel& model, const ValidationSet& data, const Tokenizer& target_tokenizer,
-                          int64_t batch_tokens, int64_t max_sentences, const torch::Device& device) {
+ValidationResult validate(const InferenceModel& inference, const ValidationSet& data, int64_t batch_tokens,
+                          int64_t max_sentences) {
   torch::NoGradGuard no_grad;
-  // Whatever the training path, validation computes as fp32 translation does (oneDNN's
-  // products on the CPU), and the model goes back to its path and mode however it ends.
-  const LinearPathScope inference(model, inference_path(Precision::fp32, device));
-  struct RestoreMode {
-    Seq2SeqModel& model;
-    bool training;
-    ~RestoreMode() { model.train(training); }
-  } restore{model, model.is_training()};
-  model.eval();
+  auto& model = inference.network();
+  const auto& device = inference.device();
+  const auto& target_tokenizer = inference.loaded().target_tokenizer;
   ValidationResult result;
   result.loss = mean_nll(model, data.encoded, batch_tokens, device);
   result.perplexity = std::exp(result.loss);

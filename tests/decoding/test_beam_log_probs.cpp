@@ -23,7 +23,7 @@ TEST_CASE("beam hypotheses' token log-probs equal forced decoding", "[translator
       options.search.beam = 4;
       options.search.nbest = 4;
       options.search.max_length_extra = 4;
-      Translator translator(test::random_model(dir, arch, 5), options, torch::kCPU);
+      Translator translator(set_up_for_inference(test::random_model(dir, arch, 5), Precision::fp32, torch::kCPU), options);
       for (const auto& t : translator.translate(lines)) {
         std::vector<const std::vector<int>*> row{&t.source_ids};
         const auto source = pad_sequences(row, -1, SpecialIds::kEos);

@@ -21,7 +21,7 @@ TEST_CASE("every n-best hypothesis has the attention of its own tokens", "[trans
       options.search.nbest = 4;
       options.search.max_length_extra = 4;
       options.search.keep_attention = true;
-      Translator translator(test::random_model(dir, arch, 5), options, torch::kCPU);
+      Translator translator(set_up_for_inference(test::random_model(dir, arch, 5), Precision::fp32, torch::kCPU), options);
       const auto results = translator.translate({"seven hundred two", "forty-one thousand"});
       for (const auto& t : results) {
         REQUIRE(t.hypotheses.size() == 4);

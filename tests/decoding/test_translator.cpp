@@ -29,9 +29,9 @@ TEST_CASE("translating a batch equals translating line by line", "[translator]")
         options.search.nbest = beam;
         options.search.max_length_extra = 4;
         options.batch_tokens = 60;  // several batches
-        Translator batched(test::random_model(dir, arch, 11), options, torch::kCPU);
+        Translator batched(set_up_for_inference(test::random_model(dir, arch, 11), Precision::fp32, torch::kCPU), options);
         options.batch_size = 1;
-        Translator single(test::random_model(dir, arch, 11), options, torch::kCPU);
+        Translator single(set_up_for_inference(test::random_model(dir, arch, 11), Precision::fp32, torch::kCPU), options);
         const auto all = batched.translate(kLines);
         REQUIRE(all.size() == kLines.size());
         for (size_t i = 0; i < kLines.size(); ++i) {
@@ -55,7 +55,7 @@ TEST_CASE("empty and invalid lines keep their place", "[translator]") {
   TranslateOptions options;
   options.search.beam = 2;
   options.search.max_length_extra = 3;
-  Translator translator(test::random_model(dir, "attention", 11), options, torch::kCPU);
+  Translator translator(set_up_for_inference(test::random_model(dir, "attention", 11), Precision::fp32, torch::kCPU), options);
   const auto results = translator.translate(kLines);
   REQUIRE(results.size() == kLines.size());
   CHECK(results[1].hypotheses.empty());
@@ -74,7 +74,7 @@ TEST_CASE("over-long inputs are truncated and flagged", "[translator]") {
   options.search.beam = 1;
   options.search.max_length_extra = 2;
   options.max_input_tokens = 5;
-  Translator translator(test::random_model(dir, "transformer", 11), options, torch::kCPU);
+  Translator translator(set_up_for_inference(test::random_model(dir, "transformer", 11), Precision::fp32, torch::kCPU), options);
   const auto result = translator.translate({"seven hundred seventy-seven thousand seven hundred seventy-seven"}).front();
   CHECK(result.truncated);
   CHECK(result.source_ids.size() == 5);
@@ -89,7 +89,7 @@ TEST_CASE("the Transformer's input limit respects its positional table", "[trans
   model.config.model.transformer.max_positions = 40;
   model.model = build_model(model.config.model);  // the limit is the model's own table
   TranslateOptions options;  // ratio 2, extra 10: 2L + 10 + 2 <= 40 gives L = 14
-  CHECK(Translator(model, options, torch::kCPU).input_token_limit() == 14);
+  CHECK(Translator(set_up_for_inference(model, Precision::fp32, torch::kCPU), options).input_token_limit() == 14);
 }
 
 TEST_CASE("a line whose prefix or constraints the model cannot take is skipped alone", "[translator]") {
@@ -101,7 +101,7 @@ TEST_CASE("a line whose prefix or constraints the model cannot take is skipped a
   TranslateOptions options;
   options.search.beam = 2;
   options.search.max_length_extra = 3;
-  Translator translator(model, options, torch::kCPU);
+  Translator translator(set_up_for_inference(model, Precision::fp32, torch::kCPU), options);
   std::string long_prefix;
   for (int i = 0; i < 60; ++i) long_prefix += "seven ";
   const std::vector<std::string> too_many(SearchOptions::kMaxConstraints + 1, "eight");

@@ -55,7 +55,7 @@ TEST_CASE("old checkpoints score and translate as they did", "[checkpoint][compa
       TranslateOptions options;
       options.search.beam = 3;
       options.search.nbest = 2;
-      Translator translator(loaded, options, torch::kCPU);
+      Translator translator(set_up_for_inference(loaded, Precision::fp32, torch::kCPU), options);
       std::vector<std::string> sources;
       for (const auto& row : expected[family]) sources.push_back(row["source"]);
       const auto translations = translator.translate(sources);

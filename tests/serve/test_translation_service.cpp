@@ -16,13 +16,13 @@ TEST_CASE("the service answers what the Translator answers", "[serve]") {
   const std::vector<std::string> lines = {"seven hundred two", "eight", "forty-one thousand nine"};
   TranslateOptions base;
   base.search.max_length_extra = 4;
-  serve::TranslationService service(test::random_model(dir, "transformer", 3), base, torch::kCPU);
+  serve::TranslationService service(set_up_for_inference(test::random_model(dir, "transformer", 3), Precision::fp32, torch::kCPU), base);
   serve::JobOptions options;
   options.beam = 3;
   options.nbest = 2;
   options.attention = true;
   const auto results = service.translate(lines, {}, options);
-  Translator reference(test::random_model(dir, "transformer", 3), service.translate_options(options), torch::kCPU);
+  Translator reference(set_up_for_inference(test::random_model(dir, "transformer", 3), Precision::fp32, torch::kCPU), service.translate_options(options));
   const auto expected = reference.translate(lines);
   REQUIRE(results.size() == lines.size());
   for (size_t i = 0; i < lines.size(); ++i) {

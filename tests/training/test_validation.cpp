@@ -17,7 +17,7 @@ TEST_CASE("validation scores every metric, exact match against normalised refere
   test::make_tiny_task(dir);
   auto model = test::random_model(dir, "transformer", 3);
   // The references come from the path validation computes on.
-  model.model->use_linear_path(inference_path(Precision::fp32, torch::kCPU));
+  const InferenceModel inference(model, Precision::fp32, torch::kCPU);
   const auto corpus = read_parallel_corpus(dir.file("valid.en"), dir.file("valid.de"));
   ValidationSet data;
   data.encoded = encode_parallel_corpus(corpus, model.source_tokenizer, model.target_tokenizer, 0);
@@ -32,7 +32,7 @@ TEST_CASE("validation scores every metric, exact match against normalised refere
     data.normalised_references.push_back(text);
     data.references.push_back("  " + text + "  ");  // the tokenizer drops these spaces
   }
-  const auto result = validate(*model.model, data, model.target_tokenizer, 4096, 0, torch::kCPU);
+  const auto result = validate(inference, data, 4096, 0);
   CHECK(result.scores.count("bleu") == 1);
   CHECK(result.scores.count("chrf") == 1);
   CHECK(result.scores.at("exact_match") == Approx(100.0));
@@ -41,24 +41,19 @@ TEST_CASE("validation scores every metric, exact match against normalised refere
   CHECK_THROWS(result.metric("ter"));
 }
 
-TEST_CASE("a validation that throws leaves the model in the mode it found", "[validation]") {
-  test::ScratchDir dir;
-  test::make_tiny_task(dir);
-  auto model = test::random_model(dir, "transformer", 3);
-  ValidationSet data;
-  data.encoded.source = {{1, 2, 100000}};  // an id beyond the vocabulary: the embedding throws
-  data.encoded.target = {{1, 2}};
-  data.encoded.line_numbers = {1};
-  data.references = {"a"};
-  data.normalised_references = {"a"};
-  model.model->train();
-  const LinearPathScope training(*model.model, LinearPath::bf16_mixed);
-  CHECK_THROWS(validate(*model.model, data, model.target_tokenizer, 4096, 0, torch::kCPU));
-  CHECK(model.model->is_training());
-  CHECK(model.model->linear_path() == LinearPath::bf16_mixed);
+namespace {
+
+// What the trainer validates: a network sharing the training model's weights.
+InferenceModel sharing_weights(const LoadedModel& training) {
+  LoadedModel twin{training.config, network_sharing_weights(training.config.model, *training.model),
+                   training.source_tokenizer, training.target_tokenizer};
+  return InferenceModel(std::move(twin), Precision::fp32, torch::kCPU);
 }
 
-TEST_CASE("validation computes on the fp32 inference path and restores the training path", "[validation][precision]") {
+}  // namespace
+
+TEST_CASE("validation reads the training weights as they change, never the training model's path or mode",
+          "[validation][precision]") {
   test::ScratchDir dir;
   test::make_tiny_task(dir);
   auto model = test::random_model(dir, "attention", 3);
@@ -66,9 +61,39 @@ TEST_CASE("validation computes on the fp32 inference path and restores the train
   ValidationSet data;
   data.encoded = encode_parallel_corpus(corpus, model.source_tokenizer, model.target_tokenizer, 0);
   data.references = data.normalised_references = std::vector<std::string>(data.encoded.source.size(), "a");
+  model.model->train();
   const LinearPathScope training(*model.model, LinearPath::bf16_mixed);
+  const auto validation = sharing_weights(model);
   const auto before = onednn_linear_calls();
-  validate(*model.model, data, model.target_tokenizer, 4096, 2, torch::kCPU);
+  const double first = validate(validation, data, 4096, 2).loss;
+  CHECK(model.model->is_training());
   CHECK(model.model->linear_path() == LinearPath::bf16_mixed);
   if (onednn_fp32_gemm_enabled()) CHECK(onednn_linear_calls() > before);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& parameter : model.model->parameters()) parameter.mul_(0.5);  // an update, in place
+  }
+  const double second = validate(validation, data, 4096, 2).loss;
+  CHECK(second != first);
+  CHECK(validate(sharing_weights(model), data, 4096, 2).loss == second);
+
+  data.encoded.source = {{1, 2, 100000}};  // an id beyond the vocabulary: the embedding throws
+  data.encoded.target = {{1, 2}};
+  data.encoded.line_numbers = {1};
+  data.references = data.normalised_references = {"a"};
+  CHECK_THROWS(validate(validation, data, 4096, 0));
+  CHECK(model.model->is_training());
+  CHECK(model.model->linear_path() == LinearPath::bf16_mixed);
+}
+
+TEST_CASE("a network sharing weights draws nothing from the random generator", "[validation]") {
+  test::ScratchDir dir;
+  test::make_tiny_task(dir);
+  auto model = test::random_model(dir, "transformer", 3);
+  torch::manual_seed(5);
+  const auto expected = torch::rand({4});
+  torch::manual_seed(5);
+  const auto twin = network_sharing_weights(model.config.model, *model.model);
+  CHECK(torch::equal(torch::rand({4}), expected));
+  CHECK(twin->parameters().front().data_ptr() == model.model->parameters().front().data_ptr());
 }

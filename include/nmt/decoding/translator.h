@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nmt/models/checkpoint.h"
+#include "nmt/models/inference_model.h"
 #include "nmt/decoding/search.h"
 
 namespace nmt {
@@ -15,9 +16,6 @@ struct TranslateOptions {
   int64_t batch_size = 0;        ///< sentences per batch; 0 = group by batch_tokens
   int64_t batch_tokens = 4096;   ///< padded source tokens per batch (when batch_size is 0)
   int64_t max_input_tokens = 250;  ///< longer inputs are truncated and flagged
-  /// Matrix products in bf16 (opt-in, Transformer only; see nmt/models/precision.h).
-  /// The Translator converts the model it is given, once.
-  Precision precision = Precision::fp32;
 
   /// Throws nmt::Error naming the first bad field.
   void validate() const;
@@ -52,9 +50,11 @@ std::string guide_problem(const Seq2SeqModel& model, size_t prefix_tokens, size_
 
 class Translator {
  public:
-  /// Throws nmt::Error for invalid options, or a beam whose scores alone would not fit
-  /// in half of the machine's memory (smaller batches are used when only a batch would not).
-  Translator(LoadedModel model, TranslateOptions options, const torch::Device& device);
+  /// Reads `model` as it was set up (its precision, path and device); changes nothing in
+  /// it, so any number of Translators may share one. Throws nmt::Error for invalid options,
+  /// or a beam whose scores alone would not fit in half of the machine's memory (smaller
+  /// batches are used when only a batch would not).
+  Translator(InferenceModelPtr model, TranslateOptions options);
 
   /// One Translation per line, in input order. Never throws for bad lines; they get a
   /// warning and an empty result instead.
@@ -69,9 +69,21 @@ class Translator {
   /// warning; one with a guide_problem() is skipped with it. `constraints` empty: none.
   std::vector<Translation> translate(const std::vector<std::string>& lines, const std::vector<std::string>& prefixes,
                                      const std::vector<std::vector<std::string>>& constraints);
+  /// The same with `search` in place of the options' (nmt-serve: each batch has its own
+  /// beam, n-best, alpha, attention). Throws nmt::Error for invalid search options, and
+  /// for length limits other than the options' (the input limit was decided by them).
+  std::vector<Translation> translate(const std::vector<std::string>& lines, const std::vector<std::string>& prefixes,
+                                     const std::vector<std::vector<std::string>>& constraints,
+                                     const SearchOptions& search);
 
-  const LoadedModel& model() const { return model_; }
-  Seq2SeqModel& network() { return *model_.model; }
+  /// Why the model cannot take a line with this prefix and these constraints (target text):
+  /// nmt::guide_problem of them counted as translate() counts them (blank phrases dropped);
+  /// "" when it can, or when one is not valid UTF-8 (translate() skips that line, saying so).
+  std::string guide_problem(const std::string& prefix, const std::vector<std::string>& constraints) const;
+
+  const LoadedModel& model() const { return model_->loaded(); }
+  Seq2SeqModel& network() const { return model_->network(); }
+  const InferenceModel& inference_model() const { return *model_; }
   const TranslateOptions& options() const { return options_; }
   /// Longest input (in tokens) translated without truncation.
   int64_t input_token_limit() const { return input_limit_; }
@@ -87,11 +99,14 @@ class Translator {
                       const std::vector<std::string>& constraints) const;
   /// `line_numbers`: each item's line among all lines this Translator was given (sampling's
   /// random streams follow them, so a line's samples do not depend on the batching).
-  void search_batch(std::vector<Translation*>& batch, const std::vector<int64_t>& line_numbers);
+  void search_batch(std::vector<Translation*>& batch, const std::vector<int64_t>& line_numbers,
+                    const SearchOptions& search);
+  /// The guide's token ids into `t` (blank ones dropped); false, with t's warning, when a
+  /// prefix or phrase is not valid UTF-8.
+  bool encode_guide(const std::string& prefix, const std::vector<std::string>& constraints, Translation& t) const;
 
-  LoadedModel model_;
+  InferenceModelPtr model_;
   TranslateOptions options_;
-  torch::Device device_;
   int64_t input_limit_ = 0;
   int64_t lines_before_ = 0;  // lines given to earlier translate() calls
   int64_t max_batch_sentences_ = 0;  // what the machine's memory holds at this beam size

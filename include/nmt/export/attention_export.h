@@ -50,7 +50,7 @@ struct ExportInput {
 };
 
 /// Builds the JSON object of one sentence (see docs/align.schema.json).
-nlohmann::json export_attention(LoadedModel& model, const ExportInput& input,
+nlohmann::json export_attention(const LoadedModel& model, const ExportInput& input,
                                 const AttentionExportOptions& options);
 
 /// A JSON object for a line that could not be processed (keeps line numbers aligned).

@@ -155,7 +155,7 @@ class Seq2SeqModel : public torch::nn::Module {
 
 /// Puts `model` on `path` (one that reads the fp32 weights: fp32_torch, fp32_onednn,
 /// bf16_mixed) while it lives, and back on the path it found however the scope ends:
-/// the trainer's training mode, validation's inference pass. nmt::Error for a converting
+/// the trainer's training mode. nmt::Error for a converting
 /// path, or for a model whose weights were converted.
 class LinearPathScope {
  public:

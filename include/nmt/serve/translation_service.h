@@ -16,8 +16,9 @@ namespace nmt::serve {
 
 class TranslationService {
  public:
-  /// `base` supplies what requests cannot choose (batch tokens, length limits).
-  TranslationService(LoadedModel model, TranslateOptions base, const torch::Device& device);
+  /// `base` supplies what requests cannot choose (batch tokens, length limits). One
+  /// Translator over `model`, built here, translates every batch with the batch's search.
+  TranslationService(InferenceModelPtr model, TranslateOptions base);
 
   /// Translates `lines` with `options`; one result per line, in order. `guides`: empty, or
   /// per line its prefix and constraints (Translator::translate).
@@ -37,9 +38,8 @@ class TranslationService {
  private:
   LineResult to_result(const Translation& translation, const std::string& line, const JobOptions& options);
 
-  LoadedModel model_;
   TranslateOptions base_;
-  torch::Device device_;
+  Translator translator_;
 };
 
 }  // namespace nmt::serve

@@ -1,6 +1,6 @@
 #pragma once
 // Progress reporting for training: human lines on stderr, JSON lines in train.jsonl,
-// and the clock that decides throughput, ETA and time/step limits.
+// and the clock that measures throughput and time.
 #include <torch/types.h>
 
 #include <chrono>
@@ -13,30 +13,38 @@
 
 namespace nmt {
 
-/// Counts tokens and time since the last report; knows the limits, so it can tell the
-/// ETA and when to stop.
-class TrainingLoop {
+/// The wall clock of one start of a run: time since it began (plus earlier starts'), and
+/// target tokens and loss since the last progress line. When to stop is the schedule's
+/// question (training_schedule.h); this only measures.
+class TrainingClock {
  public:
-  TrainingLoop(const TrainConfig& config, double previous_seconds, int64_t start_step, int64_t start_epoch);
+  explicit TrainingClock(double previous_seconds);
   void count(int64_t target_tokens, double loss_sum);
+  /// Over every start of the run.
   double elapsed_seconds() const;
+  /// Since this start of the run.
+  double seconds_since_start() const;
   /// Target tokens per second and mean loss per token since the last call; resets.
   std::pair<double, double> take_window();
-  /// Seconds left by the closest limit (steps, epochs, time); negative when unknown.
-  double eta_seconds(int64_t step, double epoch_fraction) const;
-  /// Empty to go on, else why training stops.
-  std::string stop_reason(int64_t step, double epoch_fraction, bool early_stop, int signal) const;
 
  private:
   using Clock = std::chrono::steady_clock;
-  TrainConfig config_;
   double previous_seconds_;
-  int64_t start_step_;
-  double start_epoch_;
   Clock::time_point start_ = Clock::now();
   Clock::time_point window_start_ = Clock::now();
   int64_t window_tokens_ = 0;
   double window_loss_ = 0;
+};
+
+/// One progress line's figures.
+struct ProgressLine {
+  int64_t step = 0;
+  double epoch = 0;
+  double loss = 0;  ///< mean per target token since the last line
+  double learning_rate = 0;
+  double tokens_per_second = 0;
+  double elapsed_seconds = 0;
+  double eta_seconds = -1;  ///< negative: unknown
 };
 
 class TrainingLog {
@@ -53,7 +61,7 @@ class TrainingLog {
   void error(const std::string& text);
   void message(const std::string& text);
   void config(const Config& config, const std::vector<torch::Tensor>& parameters);
-  void progress(int64_t step, double epoch, TrainingLoop& loop, double learning_rate);
+  void progress(const ProgressLine& line);
   /// The line shows `chosen_metric` (train.metric) first; BLEU is left out of it, with a
   /// one-time note, where most references are too short for 4-grams (train.jsonl keeps it).
   void validation(int64_t step, const ValidationResult& result, bool best, const std::string& chosen_metric);

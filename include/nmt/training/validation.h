@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nmt/text/corpus.h"
+#include "nmt/models/inference_model.h"
 #include "nmt/models/model.h"
 #include "nmt/text/tokenizer.h"
 
@@ -33,8 +34,12 @@ struct ValidationResult {
   double metric(const std::string& name) const;
 };
 
-/// `max_sentences` > 0 translates only the first N sentences (loss uses all).
-ValidationResult validate(Seq2SeqModel& model, const ValidationSet& data, const Tokenizer& target_tokenizer,
-                          int64_t batch_tokens, int64_t max_sentences, const torch::Device& device);
+/// Loss and perplexity over `data`, every metric of greedy translations. `max_sentences` > 0
+/// translates only the first N sentences (loss uses all). The model is read as it was set
+/// up (fp32 on its inference path, in eval mode): during training, a network sharing the
+/// training weights (network_sharing_weights), so validation never switches the model
+/// that trains.
+ValidationResult validate(const InferenceModel& model, const ValidationSet& data, int64_t batch_tokens,
+                          int64_t max_sentences);
 
 }  // namespace nmt

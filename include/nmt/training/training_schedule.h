@@ -1,0 +1,54 @@
+#pragma once
+// When a training run logs, validates, saves and stops. The answers depend on the train
+// section and the run's position alone (no clock, no files), so the policy is tested on its
+// own (tests/training/test_training_schedule.cpp) and the loop only asks.
+#include <cstdint>
+#include <string>
+
+#include "nmt/base/config.h"
+
+namespace nmt {
+
+/// Where a run stands after an update (or before its first one).
+struct RunPosition {
+  int64_t step = 0;            ///< updates done
+  double epoch = 0;            ///< epochs done, fractional (2.5: halfway through the third)
+  double elapsed_seconds = 0;  ///< over every start of the run
+};
+
+class TrainingSchedule {
+ public:
+  explicit TrainingSchedule(const TrainConfig& config) : config_(config) {}
+
+  /// A progress line after update `step`.
+  bool log_now(int64_t step) const;
+  /// Validate (then write last.pt, best.pt when it improved, step-N.pt) after update `step`.
+  bool validate_now(int64_t step) const;
+  /// Write last.pt between validations, so a crash loses at most train.save_every steps.
+  bool save_now(int64_t step) const;
+  /// Early stopping: the validations without improvement have used up train.patience.
+  bool patience_spent(int64_t bad_validations) const;
+
+  /// Why the run stops after this update ("" to go on), in order of precedence: a signal,
+  /// early stopping (only at a validation: `patience_spent` of it), max_steps, max_time_minutes.
+  /// max_epochs is answered at the end of an epoch (`stop_at_epoch_end`).
+  std::string stop_reason(const RunPosition& now, bool patience_spent_now, int signal) const;
+  /// Why the run stops once `epochs_done` epochs are complete ("" to go on).
+  std::string stop_at_epoch_end(int64_t epochs_done) const;
+  /// Why a run takes no step at all: its limits were reached before this start ("" to train).
+  std::string reached_before_start(int64_t step, int64_t epoch, double elapsed_seconds) const;
+
+  /// At the end: validate once more when the last update was not validated; a run stopped
+  /// by a signal skips it (and the averaging) to exit quickly, saving last.pt only.
+  bool validate_at_end(int64_t step, int signal) const;
+  bool average_at_end(int signal) const;
+
+  /// Seconds left by the closest limit (steps, epochs, time), from the pace since `start`
+  /// (where this start of the run began, `seconds_since_start` ago); negative when unknown.
+  double eta_seconds(const RunPosition& start, const RunPosition& now, double seconds_since_start) const;
+
+ private:
+  TrainConfig config_;
+};
+
+}  // namespace nmt

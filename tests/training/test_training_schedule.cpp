@@ -1,0 +1,102 @@
+// The training schedule's answers, without a model or a clock.
+#include "support/catch.h"
+
+#include "nmt/training/training_schedule.h"
+
+using namespace nmt;
+
+namespace {
+
+TrainConfig every(int64_t log, int64_t valid, int64_t save) {
+  TrainConfig config;
+  config.log_every = log;
+  config.valid_every = valid;
+  config.save_every = save;
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("the schedule logs, validates and saves at their intervals, a validation step saving anyway",
+          "[training_schedule]") {
+  const TrainingSchedule schedule(every(10, 100, 30));
+  CHECK(schedule.log_now(10));
+  CHECK_FALSE(schedule.log_now(15));
+  CHECK(schedule.validate_now(200));
+  CHECK_FALSE(schedule.validate_now(250));
+  CHECK(schedule.save_now(30));
+  CHECK_FALSE(schedule.save_now(31));
+  CHECK_FALSE(schedule.save_now(300));  // validated: last.pt is written by the validation
+  CHECK_FALSE(TrainingSchedule(every(10, 100, 0)).save_now(30));
+}
+
+TEST_CASE("the stop reasons come in order: signal, patience, steps, time, then epochs at an epoch's end",
+          "[training_schedule]") {
+  TrainConfig config;
+  config.max_steps = 100;
+  config.max_time_minutes = 1;
+  config.max_epochs = 3;
+  config.patience = 2;
+  const TrainingSchedule schedule(config);
+  CHECK(schedule.stop_reason({50, 1.5, 10}, false, 0).empty());
+  CHECK(schedule.stop_reason({100, 1.5, 10}, false, 0) == "reached max_steps");
+  CHECK(schedule.stop_reason({50, 1.5, 60}, false, 0) == "reached max_time_minutes");
+  CHECK(schedule.stop_reason({100, 1.5, 60}, true, 0) == "early stopping (patience 2)");
+  CHECK(schedule.stop_reason({100, 1.5, 60}, true, 15) == "interrupted by signal 15");
+  CHECK(schedule.stop_reason({50, 3.0, 10}, false, 0).empty());  // epochs are counted at the end
+  CHECK(schedule.stop_at_epoch_end(2).empty());
+  CHECK(schedule.stop_at_epoch_end(3) == "reached max_epochs");
+  CHECK_FALSE(schedule.patience_spent(1));
+  CHECK(schedule.patience_spent(2));
+  CHECK_FALSE(TrainingSchedule(TrainConfig{}).patience_spent(1000));  // patience 0: never
+}
+
+TEST_CASE("a run already at a limit takes no step, one without limits never stops by itself",
+          "[training_schedule]") {
+  TrainConfig config;
+  config.max_steps = 100;
+  config.max_epochs = 2;
+  config.max_time_minutes = 1;
+  const TrainingSchedule schedule(config);
+  CHECK(schedule.reached_before_start(99, 1, 59).empty());
+  CHECK(schedule.reached_before_start(100, 0, 0) == "already at max_steps 100");
+  CHECK(schedule.reached_before_start(0, 2, 0) == "already at max_epochs 2");
+  CHECK(schedule.reached_before_start(0, 0, 60) == "already at max_time_minutes");
+  TrainConfig unlimited;
+  unlimited.max_steps = unlimited.max_epochs = 0;
+  unlimited.max_time_minutes = 0;
+  const TrainingSchedule endless(unlimited);
+  CHECK(endless.reached_before_start(1000000, 1000, 1e9).empty());
+  CHECK(endless.stop_reason({1000000, 1000, 1e9}, false, 0).empty());
+  CHECK(endless.stop_at_epoch_end(1000).empty());
+}
+
+TEST_CASE("the end of a run validates only an unvalidated last step, and not after a signal",
+          "[training_schedule]") {
+  TrainConfig config = every(10, 100, 0);
+  config.average_last = 3;
+  const TrainingSchedule schedule(config);
+  CHECK(schedule.validate_at_end(150, 0));
+  CHECK_FALSE(schedule.validate_at_end(200, 0));
+  CHECK_FALSE(schedule.validate_at_end(150, 2));
+  CHECK(schedule.average_at_end(0));
+  CHECK_FALSE(schedule.average_at_end(15));
+  config.average_last = 0;
+  CHECK_FALSE(TrainingSchedule(config).average_at_end(0));
+}
+
+TEST_CASE("the ETA is the closest limit at the pace of this start", "[training_schedule]") {
+  TrainConfig config;
+  config.max_steps = 1000;
+  config.max_epochs = 0;
+  config.max_time_minutes = 0;
+  // Resumed at step 200 (100 s into the run); 100 steps in 50 s: 700 steps left, 350 s.
+  CHECK(TrainingSchedule(config).eta_seconds({200, 1, 100}, {300, 1.5, 150}, 50) == Approx(350));
+  config.max_time_minutes = 3;  // 30 s of the 180 left: closer than the steps
+  CHECK(TrainingSchedule(config).eta_seconds({200, 1, 100}, {300, 1.5, 150}, 50) == Approx(30));
+  config.max_steps = 0, config.max_time_minutes = 0, config.max_epochs = 2;
+  // Half an epoch in 50 s, half an epoch left.
+  CHECK(TrainingSchedule(config).eta_seconds({200, 1, 100}, {300, 1.5, 150}, 50) == Approx(50));
+  config.max_epochs = 0;
+  CHECK(TrainingSchedule(config).eta_seconds({200, 1, 100}, {300, 1.5, 150}, 50) < 0);  // no limit: unknown
+}
