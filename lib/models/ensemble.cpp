@@ -29,10 +29,6 @@ struct EnsembleState : DecoderState {
   }
 };
 
-// The members' encoder outputs travel inside one EncoderOutput (every tensor batch-first),
-// under "member/<i>/..." keys, so that encode and initial_state stay stateless.
-std::string member_key(size_t i, const std::string& name) { return "member/" + std::to_string(i) + "/" + name; }
-
 // log of the mean of the probabilities: logsumexp over members minus log N.
 torch::Tensor mixture_log_probs(const std::vector<torch::Tensor>& log_probs) {
   return torch::logsumexp(torch::stack(log_probs, 0), 0) - std::log(static_cast<double>(log_probs.size()));
@@ -47,30 +43,19 @@ EnsembleModel::EnsembleModel(std::vector<ModelPtr> members) : members_(std::move
 
 EncoderOutput EnsembleModel::encode(const torch::Tensor& source) {
   EncoderOutput packed;
-  for (size_t i = 0; i < members_.size(); ++i) {
-    auto encoded = members_[i]->encode(source);
-    if (i == 0) {
-      packed.memory = encoded.memory;
-      packed.source_mask = encoded.source_mask;
-    }
-    packed.extra[member_key(i, "memory")] = encoded.memory;
-    packed.extra[member_key(i, "source_mask")] = encoded.source_mask;
-    for (auto& [name, tensor] : encoded.extra) packed.extra[member_key(i, "extra/" + name)] = tensor;
-  }
+  for (auto& member : members_) packed.members.push_back(member->encode(source));
+  // The searches read only the mask (and the first member's memory, as any model's).
+  packed.memory = packed.members.front().memory;
+  packed.source_mask = packed.members.front().source_mask;
   return packed;
 }
 
 DecoderStatePtr EnsembleModel::initial_state(const EncoderOutput& encoded) {
+  if (encoded.members.size() != members_.size())
+    throw Error("ensemble: an encoder output of " + std::to_string(encoded.members.size()) + " members for " +
+                std::to_string(members_.size()));
   auto state = std::make_unique<EnsembleState>();
-  for (size_t i = 0; i < members_.size(); ++i) {
-    EncoderOutput own;
-    own.memory = encoded.extra.at(member_key(i, "memory"));
-    own.source_mask = encoded.extra.at(member_key(i, "source_mask"));
-    const auto prefix = member_key(i, "extra/");
-    for (const auto& [name, tensor] : encoded.extra)
-      if (name.rfind(prefix, 0) == 0) own.extra[name.substr(prefix.size())] = tensor;
-    state->members.push_back(members_[i]->initial_state(own));
-  }
+  for (size_t i = 0; i < members_.size(); ++i) state->members.push_back(members_[i]->initial_state(encoded.members[i]));
   return state;
 }
 

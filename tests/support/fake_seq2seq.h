@@ -74,13 +74,13 @@ class FakeSeq2Seq : public Seq2SeqModel {
     EncoderOutput out;
     out.memory = source.to(torch::kFloat).unsqueeze(-1);
     out.source_mask = source.ne(0);
-    out.extra["key"] = source.sum(1).remainder(kKeys);
     return out;
   }
 
   DecoderStatePtr initial_state(const EncoderOutput& encoded) override {
     auto state = std::make_unique<FakeState>();
-    state->key = encoded.extra.at("key");
+    // memory holds the source ids (exact in float): the key is their sum, as the encoder saw it.
+    state->key = encoded.memory.squeeze(-1).sum(1).to(torch::kLong).remainder(kKeys);
     state->positions = encoded.source_mask.sum(1);
     state->mask = encoded.source_mask;
     state->hash = torch::zeros({encoded.memory.size(0)}, torch::kLong);

@@ -20,11 +20,17 @@
 namespace nmt {
 
 /// Encoder output plus everything the decoder computes once per source sentence.
-/// Every tensor has the batch dimension first.
+/// Every tensor has the batch dimension first; a field a family does not use stays undefined.
 struct EncoderOutput {
   torch::Tensor memory;       ///< [B, S, D] encoder states
   torch::Tensor source_mask;  ///< [B, S] bool, true at real tokens (false at padding)
-  std::map<std::string, torch::Tensor> extra;  ///< model-specific per-sentence tensors
+  /// The RNN families: the encoder's final states [B, L*H], the attention decoder's bridge
+  /// input and the GRU decoder's fixed context.
+  torch::Tensor final_states;
+  /// The Transformer: the additive padding bias of attention over the source [B, 1, 1, S].
+  torch::Tensor source_bias;
+  /// An ensemble: each member's own output, in member order (empty for one model).
+  std::vector<EncoderOutput> members;
 };
 
 /// Decoder state between steps. Each family derives its own with typed fields

@@ -44,8 +44,10 @@ AttentionSeq2Seq::AttentionSeq2Seq(const ModelConfig& config) : config_(config) 
 
 EncoderOutput AttentionSeq2Seq::encode(const torch::Tensor& source) {
   auto encoded = encoder_(source);
-  EncoderOutput output{encoded.states, padding_mask(source), {}};
-  output.extra["final"] = encoded.final;
+  EncoderOutput output;
+  output.memory = encoded.states;
+  output.source_mask = padding_mask(source);
+  output.final_states = encoded.final;
   return output;
 }
 
@@ -67,7 +69,7 @@ AttentionState AttentionSeq2Seq::make_state(const EncoderOutput& encoded) {
   state.memory = encoded.memory;
   state.source_mask = encoded.source_mask;
   state.keys = attention_->project_keys(encoded.memory);
-  state.hidden = torch::tanh(bridge_(encoded.extra.at("final"))).view({B, config_.rnn.layers, config_.rnn.hidden_dim});
+  state.hidden = torch::tanh(bridge_(encoded.final_states)).view({B, config_.rnn.layers, config_.rnn.hidden_dim});
   if (config_.rnn.input_feeding) state.feed = torch::zeros({B, config_.rnn.hidden_dim}, encoded.memory.options());
   return state;
 }

@@ -30,8 +30,10 @@ GruSeq2Seq::GruSeq2Seq(const ModelConfig& config) : config_(config) {
 
 EncoderOutput GruSeq2Seq::encode(const torch::Tensor& source) {
   auto encoded = encoder_(source);
-  EncoderOutput output{encoded.states, padding_mask(source), {}};
-  output.extra["context"] = encoded.final;
+  EncoderOutput output;
+  output.memory = encoded.states;
+  output.source_mask = padding_mask(source);
+  output.final_states = encoded.final;
   return output;
 }
 
@@ -45,7 +47,7 @@ torch::Tensor GruSeq2Seq::initial_hidden(const torch::Tensor& context) {
 
 DecoderStatePtr GruSeq2Seq::initial_state(const EncoderOutput& encoded) {
   auto state = std::make_unique<GruState>();
-  state->context = encoded.extra.at("context");
+  state->context = encoded.final_states;
   state->hidden = initial_hidden(state->context).transpose(0, 1);  // batch first
   return state;
 }

@@ -160,7 +160,7 @@ EncoderOutput TransformerModel::encode(const torch::Tensor& source) {
   auto x = embed(source_embedding_, source, 0);
   for (auto& layer : encoder_layers_) x = layer->forward(x, bias);
   encoded.memory = encoder_norm_.is_empty() ? x : encoder_norm_(x);
-  encoded.extra["source_bias"] = bias;
+  encoded.source_bias = bias;
   return encoded;
 }
 
@@ -173,9 +173,8 @@ DecoderStatePtr TransformerModel::initial_state(const EncoderOutput& encoded) {
   auto state = std::make_unique<TransformerState>();
   const auto& memory = encoded.memory;
   // No copy of `memory` itself: step() only reads its projections.
-  const auto bias = encoded.extra.find("source_bias");
-  state->source_bias = bias != encoded.extra.end() ? bias->second
-                                                   : padding_bias(encoded.source_mask, memory.scalar_type());
+  state->source_bias = encoded.source_bias.defined() ? encoded.source_bias
+                                                     : padding_bias(encoded.source_mask, memory.scalar_type());
   for (auto& layer : decoder_layers_) state->memory.push_back(layer->project_memory(memory));
   state->self_attention = SelfAttentionCaches(
       config_.transformer.decoder_layers, memory.size(0), config_.transformer.heads,
@@ -206,7 +205,7 @@ StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderS
 
 torch::Tensor TransformerModel::decoder_states(const torch::Tensor& source, const torch::Tensor& target_input) {
   auto encoded = encode(source);
-  const auto& memory_bias = encoded.extra.at("source_bias");
+  const auto& memory_bias = encoded.source_bias;
   // Built once per batch, shared by every layer; [T, T] broadcasts over batch and heads.
   auto self_bias = causal_bias(target_input.size(1), encoded.memory.options());
   auto x = embed(target_embedding_, target_input, 0);

@@ -49,7 +49,7 @@ class TransformerModel : public Seq2SeqModel {
   /// vocabulary sizes, d_model not divisible by heads, unknown norm, ...).
   explicit TransformerModel(const ModelConfig& config);
 
-  /// memory [B, S, D]; source_mask [B, S]; extra["source_bias"] [B, 1, 1, S] additive mask.
+  /// memory [B, S, D]; source_mask [B, S]; source_bias [B, 1, 1, S] additive mask.
   EncoderOutput encode(const torch::Tensor& source) override;
   /// A TransformerState with one row per sentence and empty caches.
   DecoderStatePtr initial_state(const EncoderOutput& encoded) override;
