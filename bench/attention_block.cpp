@@ -1,7 +1,7 @@
 // One attention block's own work in training, timed two ways in one process: the heads of
 // a fused q,k,v projection (permuted views), q k^T, softmax, weights v, heads merged,
 // forward and backward, through torch::matmul (one BLAS call per sentence and head) and
-// through the library's batched products (models/transformer/attention_products.h).
+// through the library's batched products (kernels/attention_products.h).
 // Prints the median time per block (and the range) of each, for sentences of T tokens
 // filling a batch of --tokens tokens, and the largest gradient difference between them.
 // Usage: build/bench/attention_block [--lengths 8,14,24,40] [--tokens 4060] [--threads 2]
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "nmt/base/cpu_features.h"
-#include "nmt/models/transformer/attention_products.h"
+#include "nmt/kernels/attention_products.h"
 
 namespace {
 

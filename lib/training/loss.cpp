@@ -3,12 +3,15 @@
 #include <torch/torch.h>
 
 #include "nmt/text/tokenizer.h"
-#include "smoothed_cross_entropy.h"
+#include "nmt/kernels/smoothed_cross_entropy.h"
 
 namespace nmt {
 
 LossSums label_smoothed_loss(const torch::Tensor& logits, const torch::Tensor& target, double epsilon) {
-  if (smoothed_cross_entropy_applies(logits)) return smoothed_cross_entropy(logits, target, epsilon);
+  if (smoothed_cross_entropy_applies(logits)) {
+    auto sums = smoothed_cross_entropy(logits, target, epsilon, {SpecialIds::kPad, SpecialIds::kBos});
+    return {sums.loss, sums.nll};
+  }
   // Elsewhere (bf16 logits, CUDA) the same sums from LibTorch's operations.
   const auto log_probs = torch::log_softmax(logits, -1);
   // Fixed-shape masked sums (no masked_select: no data-dependent shapes, no host sync).

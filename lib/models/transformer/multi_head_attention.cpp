@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "nmt/base/error.h"
-#include "nmt/models/dropout.h"
-#include "nmt/models/transformer/attention_products.h"
-#include "single_query_attention.h"
+#include "nmt/kernels/dropout.h"
+#include "nmt/kernels/attention_products.h"
+#include "nmt/kernels/single_query_attention.h"
 
 namespace nmt {
 
@@ -115,8 +115,8 @@ std::vector<torch::Tensor> AttentionBase::split_heads(const torch::Tensor& proje
 
 AttentionOutput AttentionBase::attend(const torch::Tensor& query, const KeyValue& shared,
                                       const torch::Tensor& shared_bias) {
-  if (!is_training() && single_query_applies(query, shared, shared_bias)) {
-    auto attended = single_query_attention(query, shared, shared_bias, scale_);
+  if (!is_training() && single_query_applies(query, {shared.keys, shared.values, shared.rows}, shared_bias)) {
+    auto attended = single_query_attention(query, {shared.keys, shared.values, shared.rows}, shared_bias, scale_);
     return {output_(attended.context), attended.weights};
   }
   auto bias = shared_bias;

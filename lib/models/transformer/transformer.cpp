@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "nmt/base/error.h"
-#include "nmt/models/dropout.h"
+#include "nmt/kernels/dropout.h"
 
 namespace nmt {
 
