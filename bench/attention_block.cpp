@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "nmt/base/process_setup.h"
 #include "nmt/base/cpu_features.h"
 #include "nmt/kernels/attention_products.h"
 
@@ -52,6 +53,7 @@ std::vector<double> time_blocks(const torch::Tensor& input, bool batched) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   CLI::App app{"Times one attention block, forward and backward: torch::matmul against the batched products."};
   std::vector<int64_t> lengths{8, 14, 24, 40};
   int64_t tokens = 4060;
