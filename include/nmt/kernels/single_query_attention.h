@@ -25,12 +25,12 @@ struct SharedKeyValue {
 
 /// softmax(scale * q k^T + bias) v for every row and head.
 /// Shape: query [B, H, 1, dk], memory as above, bias [N, 1, 1, T] (read at the row of
-/// position 0) or undefined. Float32 on the CPU only.
+/// position 0) or undefined. Float32 on the CPU only; nmt::Error for inputs
+/// single_query_applies refuses.
 SingleQueryAttention single_query_attention(const torch::Tensor& query, const SharedKeyValue& memory,
                                             const torch::Tensor& bias, double scale);
 
-/// Whether single_query_attention can take these inputs (else use the matmul path,
-/// after gathering memory.rows).
+/// Whether single_query_attention can read these inputs.
 bool single_query_applies(const torch::Tensor& query, const SharedKeyValue& memory, const torch::Tensor& bias);
 
 }  // namespace nmt
