@@ -54,13 +54,13 @@ void set_learning_rate(torch::optim::Adam& optimizer, double rate) {
 // One update over this rank's share of the batches (`accumulate` per rank); returns the
 // loss and target tokens summed over all ranks. Each rank divides by the global token
 // count, so the summed gradients equal one process training on all the batches.
-std::pair<double, int64_t> update(Run& run, const std::vector<Batch>& batches) {
+std::pair<double, int64_t> update(Run& run, const Loss& loss, const std::vector<Batch>& batches) {
   int64_t local_tokens = 0;
   for (const auto& batch : batches) local_tokens += batch.target_tokens;
   const auto tokens = static_cast<int64_t>(run.group->sum(static_cast<double>(local_tokens)));
   torch::Tensor local_loss;  // summed on the device: one host sync per update, below
   for (const auto& batch : batches) {
-    auto sums = batch_loss(*run.model, batch, run.device, run.config.train.label_smoothing);
+    auto sums = loss.of_batch(*run.model, batch);
     (sums.loss / static_cast<double>(tokens)).backward();
     const auto detached = sums.loss.detach().to(torch::kDouble);
     local_loss = local_loss.defined() ? local_loss + detached : detached;
@@ -188,8 +188,8 @@ std::string reached_limit(const Run& run) {
 }
 
 // One epoch's batches from p.batch_in_epoch on, until a stop; returns the stop reason.
-std::string train_epoch(Run& run, TrainingLoop& loop, TrainingResult& result, int64_t& agreed_signal,
-                        bool& planned_before) {
+std::string train_epoch(Run& run, const Loss& loss_function, TrainingLoop& loop, TrainingResult& result,
+                        int64_t& agreed_signal, bool& planned_before) {
   const auto& t = run.config.train;
   auto& p = run.progress;
   const auto planning = std::chrono::steady_clock::now();
@@ -213,7 +213,7 @@ std::string train_epoch(Run& run, TrainingLoop& loop, TrainingResult& result, in
          b < std::min(p.batch_in_epoch + (rank + 1) * t.accumulate, update_end); ++b)
       group.push_back(collate(*run.train, batches.batch(static_cast<size_t>(b))));
     p.batch_in_epoch = update_end;
-    const auto [loss, tokens] = update(run, group);
+    const auto [loss, tokens] = update(run, loss_function, group);
     result.last_train_loss = loss / static_cast<double>(tokens);
     loop.count(tokens, loss);
     p.elapsed_seconds = loop.elapsed_seconds();
@@ -257,9 +257,10 @@ TrainingResult run_training(Run& run, double startup_seconds) {
     // The model computes on its training path until the loop ends, however it ends
     // (validation takes the inference path for its own pass).
     const LinearPathScope training_mode(*run.model, training_path(run.precision, run.device));
+    const Loss loss(run.device, t.label_smoothing);
     if (train_now && run.is_main() && run.options.on_model_ready) run.options.on_model_ready(*run.model);
     while (result.stop_reason.empty())
-      result.stop_reason = train_epoch(run, loop, result, agreed_signal, planned_before);
+      result.stop_reason = train_epoch(run, loss, loop, result, agreed_signal, planned_before);
   }
   // A signal asks for a quick exit: save where we are, skip the final validation.
   if (run.is_main() && train_now) {

@@ -25,7 +25,7 @@ struct CrossEntropySums {
   torch::Tensor nll;   ///< summed negative log-likelihood, scalar
 };
 
-/// training/loss.h's label_smoothed_loss for logits [..., V] and target [...]: the same
+/// training/loss.h's Loss for logits [..., V] and target [...]: the same
 /// sums, differentiable with respect to the logits.
 CrossEntropySums smoothed_cross_entropy(const torch::Tensor& logits, const torch::Tensor& target, double epsilon,
                                         NonTargetIds ids);
