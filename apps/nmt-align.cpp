@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "nmt/base/process_setup.h"
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/cli.h"
 #include "nmt/base/device.h"
@@ -13,6 +14,7 @@
 #include "nmt/models/compute_description.h"
 
 int main(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   CLI::App app{"Export attention (JSON Lines), word alignments and an HTML heatmap for translations or given references",
                "nmt-align"};
   nmt::cli::CommonOptions common;

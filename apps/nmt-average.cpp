@@ -1,8 +1,10 @@
 // nmt-average: averages the weights of several checkpoints of one run into a new model file.
+#include "nmt/base/process_setup.h"
 #include "nmt/base/cli.h"
 #include "nmt/models/average.h"
 
 int main(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   CLI::App app{"Average the weights of checkpoints of one run (same model config and tokenizers) into one model file.\n"
                "Given one checkpoint, re-saves it for inference with its weights as they are, sealed with a\n"
                "checksum (files written before checkpoints were sealed carry none: --verbose of the tools says so)",

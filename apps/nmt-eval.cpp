@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "nmt/base/process_setup.h"
 #include "nmt/base/cli.h"
 #include "nmt/base/error.h"
 #include "nmt/eval/metric.h"
@@ -28,6 +29,7 @@ std::string describe_metrics() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   CLI::App app{"Score translations (stdin) against a reference: sacreBLEU-compatible BLEU and chrF, exact match",
                "nmt-eval"};
   nmt::cli::CommonOptions common;

@@ -9,6 +9,7 @@
 #include <system_error>
 #include <vector>
 
+#include "nmt/base/process_setup.h"
 #include "nmt/base/cli.h"
 #include "nmt/base/error.h"
 #include "nmt/tasks/number_words.h"
@@ -36,6 +37,7 @@ void write_side(const fs::path& path, const std::vector<nmt::NumberPair>& pairs,
 }  // namespace
 
 int main(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   CLI::App app{"Generate the bundled English->German number-words task"};
   nmt::cli::CommonOptions common;
   nmt::cli::add_common_options(app, common);

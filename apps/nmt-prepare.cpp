@@ -1,11 +1,13 @@
 // nmt-prepare: tokenizes a parallel corpus once into a file that nmt-train reads in place.
 #include <iostream>
 
+#include "nmt/base/process_setup.h"
 #include "nmt/base/cli.h"
 #include "nmt/text/prepared_corpus.h"
 #include "nmt/text/tokenizer.h"
 
 int main(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   CLI::App app{"Prepare a parallel corpus for nmt-train: tokenize it once (on all threads) into one file that "
                "training memory-maps (nmt-train --train-data FILE). nmt-train also does this by itself on raw "
                "text (--data-cache); prepare ahead of time to share one corpus between several runs",

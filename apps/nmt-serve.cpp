@@ -8,6 +8,7 @@
 #include <iostream>
 #include <thread>
 
+#include "nmt/base/process_setup.h"
 #include "nmt/base/cli.h"
 #include "nmt/base/device.h"
 #include "nmt/base/error.h"
@@ -56,6 +57,7 @@ void serve_until_signal(nmt::serve::HttpServer& server, const sigset_t& signals)
 }  // namespace
 
 int main(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   const sigset_t signals = shutdown_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread exists
   // A client or a log reader that went away is an error on that write, never the end of

@@ -1,10 +1,12 @@
 // nmt-spm-train: trains the SentencePiece tokenizer that nmt-train and the models use.
 #include <iostream>
 
+#include "nmt/base/process_setup.h"
 #include "nmt/base/cli.h"
 #include "nmt/text/tokenizer.h"
 
 int main(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   CLI::App app{"Train a SentencePiece tokenizer (writes PREFIX.model and PREFIX.vocab)",
                "nmt-spm-train"};
   nmt::cli::CommonOptions common;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "nmt/base/process_setup.h"
 #include "nmt/base/cli.h"
 #include "nmt/base/config.h"
 #include "nmt/models/compute_description.h"
@@ -10,6 +11,7 @@
 #include "nmt/training/trainer.h"
 
 int main(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   CLI::App app{"Train a GRU, attention or Transformer translation model", "nmt-train"};
   nmt::cli::CommonOptions common;
   nmt::cli::add_common_options(app, common);

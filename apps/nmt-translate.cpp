@@ -6,6 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "nmt/base/process_setup.h"
 #include "nmt/base/cli.h"
 #include "nmt/text/corpus.h"
 #include "nmt/text/line_reader.h"
@@ -121,6 +122,7 @@ std::vector<std::string> split_tabs(const std::string& line) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   CLI::App app{"Translate text from stdin (one sentence per line) with a trained model", "nmt-translate"};
   nmt::cli::CommonOptions common;
   nmt::cli::add_common_options(app, common);

@@ -1,7 +1,7 @@
 // One attention block's own work in training, timed two ways in one process: the heads of
 // a fused q,k,v projection (permuted views), q k^T, softmax, weights v, heads merged,
 // forward and backward, through torch::matmul (one BLAS call per sentence and head) and
-// through the library's batched products (models/transformer/attention_products.h).
+// through the library's batched products (kernels/attention_products.h).
 // Prints the median time per block (and the range) of each, for sentences of T tokens
 // filling a batch of --tokens tokens, and the largest gradient difference between them.
 // Usage: build/bench/attention_block [--lengths 8,14,24,40] [--tokens 4060] [--threads 2]
@@ -13,8 +13,9 @@
 #include <cstdio>
 #include <vector>
 
+#include "nmt/base/process_setup.h"
 #include "nmt/base/cpu_features.h"
-#include "nmt/models/transformer/attention_products.h"
+#include "nmt/kernels/attention_products.h"
 
 namespace {
 
@@ -52,6 +53,7 @@ std::vector<double> time_blocks(const torch::Tensor& input, bool batched) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   CLI::App app{"Times one attention block, forward and backward: torch::matmul against the batched products."};
   std::vector<int64_t> lengths{8, 14, 24, 40};
   int64_t tokens = 4060;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "nmt/base/process_setup.h"
 #include "nmt/base/config.h"
 #include "nmt/base/cpu_features.h"
 #include "nmt/models/onednn_gemm.h"
@@ -98,6 +99,7 @@ double source_per_target(const std::string& corpus_path, int64_t max_length) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   CLI::App app{"fp32 GEMM rate at a Transformer training step's shapes (bench/train_speed.sh)"};
   std::string config_path = "configs/transformer.json", corpus_path;
   int64_t vocab = 8000, rows = 4096;

@@ -14,6 +14,7 @@
 #include <functional>
 #include <vector>
 
+#include "nmt/base/process_setup.h"
 #include "nmt/base/config.h"
 #include "nmt/base/cpu_features.h"
 #include "nmt/models/registry.h"
@@ -51,6 +52,7 @@ double ms_per_update(const std::function<void()>& update) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   CLI::App app{"Times the optimizer update of a preset's parameters: LibTorch's Adam against FusedAdam."};
   std::string config_path = "configs/transformer.json";
   int64_t vocab = 8000;

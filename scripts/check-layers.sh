@@ -9,14 +9,15 @@ cd "${1:-$(dirname "$0")/..}"
 # What each subsystem may include besides itself. Lowest first.
 declare -A may_use=(
   [base]=""
+  [kernels]="base"
   [text]="base"
-  [models]="base text"
-  [decoding]="base text models"
+  [models]="base kernels text"
+  [decoding]="base kernels text models"
   [eval]="base text"
-  [export]="base text models decoding"
-  [training]="base text models decoding eval"
+  [export]="base kernels text models decoding"
+  [training]="base kernels text models decoding eval"
   [tasks]="base"
-  [serve]="base text models decoding eval export"
+  [serve]="base kernels text models decoding eval export"
 )
 
 status=0

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nmt/base/error.h"
+#include "nmt/base/process_setup.h"
 
 namespace nmt {
 namespace {
@@ -38,20 +39,6 @@ IsaLevel onednn_cap_level(const std::string& cap) {
   if (cap == "AVX2" || cap == "AVX2_VNNI") return IsaLevel::avx2;
   return IsaLevel::avx512;
 }
-
-// oneDNN reads ONEDNN_MAX_CPU_ISA once, at its first dispatch (after libnmt is loaded),
-// so a cap set here, while the library is being loaded, reaches it. LibTorch's own
-// oneDNN paths choose bfloat16 kernels by the CPU, not by the cap, and a capped oneDNN
-// cannot build them ("could not create a primitive descriptor"): under a cap LibTorch
-// runs without oneDNN, as it does on a CPU without AVX-512.
-[[maybe_unused]] const bool onednn_cap_applied = [] {
-  const IsaCap* cap = find_cap(environment("NMT_CPU_ISA"));
-  if (cap != nullptr && environment("ONEDNN_MAX_CPU_ISA").empty())
-    setenv("ONEDNN_MAX_CPU_ISA", cap->onednn_max_cpu_isa, 1);
-  if (onednn_cap_level(environment("ONEDNN_MAX_CPU_ISA")) != IsaLevel::avx512)
-    at::globalContext().setUserEnabledMkldnn(false);
-  return true;
-}();
 
 CpuFeatures detect() {
   CpuFeatures f;
@@ -86,6 +73,14 @@ CpuFeatures capped(CpuFeatures f) {
 }
 
 }  // namespace
+
+void set_up_process() {
+  const IsaCap* cap = find_cap(environment("NMT_CPU_ISA"));
+  if (cap != nullptr && environment("ONEDNN_MAX_CPU_ISA").empty())
+    setenv("ONEDNN_MAX_CPU_ISA", cap->onednn_max_cpu_isa, 1);
+  if (onednn_cap_level(environment("ONEDNN_MAX_CPU_ISA")) != IsaLevel::avx512)
+    at::globalContext().setUserEnabledMkldnn(false);
+}
 
 const CpuFeatures& cpu_features() {
   static const CpuFeatures features = capped(detect());

@@ -12,7 +12,7 @@
 
 #include "nmt/base/error.h"
 #include "nmt/base/parallel_loops.h"
-#include "adam_elements.h"
+#include "nmt/kernels/adam_elements.h"
 
 namespace nmt {
 namespace {

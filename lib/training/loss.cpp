@@ -2,14 +2,16 @@
 
 #include <torch/torch.h>
 
+#include "nmt/base/error.h"
 #include "nmt/text/tokenizer.h"
-#include "smoothed_cross_entropy.h"
+#include "nmt/kernels/smoothed_cross_entropy.h"
 
 namespace nmt {
 
-LossSums label_smoothed_loss(const torch::Tensor& logits, const torch::Tensor& target, double epsilon) {
-  if (smoothed_cross_entropy_applies(logits)) return smoothed_cross_entropy(logits, target, epsilon);
-  // Elsewhere (bf16 logits, CUDA) the same sums from LibTorch's operations.
+namespace {
+
+// The same sums from LibTorch's operations, for logits of any dtype on any device.
+LossSums with_torch_operations(const torch::Tensor& logits, const torch::Tensor& target, double epsilon) {
   const auto log_probs = torch::log_softmax(logits, -1);
   // Fixed-shape masked sums (no masked_select: no data-dependent shapes, no host sync).
   const auto mask = target.ne(SpecialIds::kPad).to(log_probs.scalar_type());
@@ -24,11 +26,29 @@ LossSums label_smoothed_loss(const torch::Tensor& logits, const torch::Tensor& t
   return {(1 - epsilon) * nll_sum + epsilon * smooth_sum, nll_sum.detach()};
 }
 
-LossSums batch_loss(Seq2SeqModel& model, const Batch& batch, const torch::Device& device, double epsilon) {
+}  // namespace
+
+LossKernel loss_kernel_for(const torch::Device& device) {
+  return device.is_cpu() ? LossKernel::smoothed_cross_entropy : LossKernel::torch_operations;
+}
+
+Loss::Loss(const torch::Device& device, double epsilon)
+    : device_(device), epsilon_(epsilon), kernel_(loss_kernel_for(device)) {}
+
+LossSums Loss::operator()(const torch::Tensor& logits, const torch::Tensor& target) const {
+  if (kernel_ == LossKernel::torch_operations) return with_torch_operations(logits, target, epsilon_);
+  if (!smoothed_cross_entropy_applies(logits))
+    throw Error("loss: the CPU kernel takes fp32 logits on the CPU, got " +
+                std::string(c10::toString(logits.scalar_type())) + " on " + logits.device().str());
+  auto sums = smoothed_cross_entropy(logits, target, epsilon_, {SpecialIds::kPad, SpecialIds::kBos});
+  return {sums.loss, sums.nll};
+}
+
+LossSums Loss::of_batch(Seq2SeqModel& model, const Batch& batch) const {
   const auto targets = batch.target_output.reshape({-1});
   const auto positions = targets.ne(SpecialIds::kPad).nonzero().squeeze(1);
-  const auto logits = model.forward_at(batch.source.to(device), batch.target_input.to(device), positions.to(device));
-  return label_smoothed_loss(logits, targets.index_select(0, positions).to(device), epsilon);
+  const auto logits = model.forward_at(batch.source.to(device_), batch.target_input.to(device_), positions.to(device_));
+  return (*this)(logits, targets.index_select(0, positions).to(device_));
 }
 
 }  // namespace nmt

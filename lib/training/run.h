@@ -18,6 +18,7 @@
 #include "nmt/text/tokenizer.h"
 #include "nmt/training/distributed.h"
 #include "nmt/training/fused_adam.h"
+#include "nmt/training/loss.h"
 #include "nmt/training/schedule.h"
 #include "nmt/text/batching.h"
 #include "nmt/training/training_schedule.h"
@@ -128,6 +129,7 @@ class TrainingRun {
   InferenceModelPtr validation_model_;  // model_'s weights on the fp32 inference path
   std::unique_ptr<FusedAdam> optimizer_;
   std::unique_ptr<LearningRateSchedule> learning_rate_;
+  std::optional<Loss> loss_;  // its kernel decided for device_ when the loop starts
   std::optional<TrainingSchedule> schedule_;  // from config_, once it is final
   Progress progress_;
   std::unique_ptr<TrainingLog> log_;

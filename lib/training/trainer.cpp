@@ -65,7 +65,7 @@ std::pair<double, int64_t> TrainingRun::update(const std::vector<Batch>& batches
   const auto tokens = static_cast<int64_t>(group_->sum(static_cast<double>(local_tokens)));
   torch::Tensor local_loss;  // summed on the device: one host sync per update, below
   for (const auto& batch : batches) {
-    auto sums = batch_loss(*model_, batch, device_, config_.train.label_smoothing);
+    auto sums = loss_->of_batch(*model_, batch);
     (sums.loss / static_cast<double>(tokens)).backward();
     const auto detached = sums.loss.detach().to(torch::kDouble);
     local_loss = local_loss.defined() ? local_loss + detached : detached;
@@ -262,6 +262,7 @@ TrainingResult TrainingRun::run_training(double startup_seconds) {
     // The model computes on its training path until the loop ends, however it ends
     // (validation reads its weights through a network of its own on the inference path).
     const LinearPathScope training_mode(*model_, training_path(precision_, device_));
+    loss_.emplace(device_, config_.train.label_smoothing);
     if (train_now && is_main() && options_.on_model_ready) options_.on_model_ready(*model_);
     while (result.stop_reason.empty()) result.stop_reason = train_epoch(clock, result);
   }

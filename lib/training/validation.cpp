@@ -17,9 +17,10 @@ double mean_nll(Seq2SeqModel& model, const EncodedCorpus& corpus, int64_t batch_
   double nll = 0;
   int64_t tokens = 0;
   const auto plan = make_batches(corpus, batch_tokens, 0, /*shuffle=*/false);
+  const Loss loss(device, 0.0);
   for (size_t b = 0; b < plan.size(); ++b) {
     const auto batch = collate(corpus, plan.batch(b));
-    nll += batch_loss(model, batch, device, 0.0).nll.item<double>();
+    nll += loss.of_batch(model, batch).nll.item<double>();
     tokens += batch.target_tokens;
   }
   return tokens > 0 ? nll / static_cast<double>(tokens) : 0.0;

@@ -8,7 +8,10 @@
 
 #include <torch/torch.h>
 
+#include "nmt/models/registry.h"
 #include "nmt/models/transformer/multi_head_attention.h"
+#include "nmt/models/transformer/transformer.h"
+#include "support/small_transformer.h"
 #include "support/tensor_diff.h"
 
 namespace {
@@ -76,4 +79,41 @@ TEST_CASE("one-query attention equals the matmul path for every rows layout", "[
     const auto paths = both_paths(attention, x, own, torch::Tensor());
     CHECK(max_diff(paths.kernel.output, paths.matmul.output) < 1e-5);
   }
+}
+
+TEST_CASE("attention's kernels are decided when the model is set up, not by a call's tensors",
+          "[transformer][attention]") {
+  CHECK(nmt::attention_kernel_for(torch::dtype(torch::kFloat)) == nmt::AttentionKernel::fp32_cpu);
+  CHECK(nmt::attention_kernel_for(torch::dtype(torch::kDouble)) == nmt::AttentionKernel::torch_matmul);
+  CHECK(nmt::attention_kernel_for(torch::dtype(torch::kFloat).device(torch::kCUDA)) ==
+        nmt::AttentionKernel::torch_matmul);
+  torch::manual_seed(5);
+  const auto built = nmt::build_model(nmt::test::small_transformer());
+  auto* model = dynamic_cast<nmt::TransformerModel*>(built.get());
+  REQUIRE(model != nullptr);
+  CHECK(model->attention_kernel() == nmt::AttentionKernel::fp32_cpu);  // as built
+  model->eval();
+  torch::NoGradGuard no_grad;
+  const auto source = torch::tensor({{5, 6, 7, 3}}, torch::kLong), target = torch::tensor({{2, 8, 9}}, torch::kLong);
+  const auto fp32 = model->forward(source, target).logits;
+  // Cast, the model decides again: LibTorch's matmul reads doubles, the kernels do not.
+  model->to(torch::kDouble);
+  CHECK(model->attention_kernel() == nmt::AttentionKernel::torch_matmul);
+  const auto fp64 = model->forward(source, target).logits;
+  CHECK(fp64.scalar_type() == torch::kDouble);
+  CHECK(max_diff(fp64.to(torch::kFloat), fp32) < 1e-4);
+  model->to(torch::kFloat);
+  CHECK(model->attention_kernel() == nmt::AttentionKernel::fp32_cpu);
+}
+
+TEST_CASE("a decoding step's attention refuses memory it cannot read instead of taking another path",
+          "[transformer][attention]") {
+  torch::manual_seed(6);
+  nmt::CrossAttention attention(32, 4, 0.0);
+  attention->eval();
+  torch::NoGradGuard no_grad;
+  auto memory = attention->project_memory(torch::randn({3, 5, 32}));
+  memory.rows = torch::tensor({0, 4}, torch::kLong).unsqueeze(1).expand({2, 2});  // [B, Tk] with Tk != 5
+  CHECK_THROWS_WITH(attention->forward(torch::randn({2, 1, 32}), memory, torch::Tensor()),
+                    HasSubstring("single-query attention"));
 }

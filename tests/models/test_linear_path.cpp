@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "nmt/base/cpu_features.h"
+#include "nmt/kernels/kernel_table.h"
 #include "nmt/models/compute_description.h"
 #include "nmt/models/linear.h"
 #include "nmt/models/registry.h"
@@ -58,6 +59,7 @@ TEST_CASE("a model converted for inference runs one path in every layer and says
     return line.rfind("output projection: " + computes, 0) == 0;
   }));
   CHECK(has_line(lines, "instruction set: " + describe_cpu_features()));
+  for (const auto& kernel : describe_kernel_table()) CHECK(has_line(lines, "kernel " + kernel));
   CHECK(has_line(lines, "threads: " + std::to_string(at::get_num_threads()) + " (LibTorch intra-op)"));
   CHECK(std::any_of(lines.begin(), lines.end(), [](const std::string& line) { return line.rfind("libraries: LibTorch ", 0) == 0; }));
 }

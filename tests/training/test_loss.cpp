@@ -9,9 +9,12 @@
 #include "nmt/training/loss.h"
 #include "support/small_transformer.h"
 
-using nmt::label_smoothed_loss;
-
 namespace {
+
+// The loss as a run on the logits' device computes it.
+nmt::LossSums label_smoothed_loss(const torch::Tensor& logits, const torch::Tensor& target, double epsilon) {
+  return nmt::Loss(logits.device(), epsilon)(logits, target);
+}
 
 // The textbook form: cross-entropy against a dense smoothed target distribution.
 double dense_reference(const torch::Tensor& logits, const torch::Tensor& target, double epsilon) {
@@ -123,7 +126,7 @@ TEST_CASE("a batch's loss scored at its target tokens only is the loss over ever
     for (auto& p : model.parameters()) out.push_back(p.grad().clone()), p.mutable_grad() = torch::Tensor();
     return out;
   };
-  const auto scored = nmt::batch_loss(model, batch, torch::kCPU, 0.1);
+  const auto scored = nmt::Loss(torch::kCPU, 0.1).of_batch(model, batch);
   scored.loss.backward();
   const auto scored_gradients = gradients();
   const auto logits = model.forward(batch.source, batch.target_input).logits;
@@ -135,4 +138,17 @@ TEST_CASE("a batch's loss scored at its target tokens only is the loss over ever
   REQUIRE(scored_gradients.size() == every_gradients.size());
   for (size_t i = 0; i < scored_gradients.size(); ++i)
     CHECK((scored_gradients[i] - every_gradients[i]).abs().max().item<double>() < 1e-6);
+}
+
+TEST_CASE("the loss's kernel is chosen by the run's device, and refuses logits it cannot read", "[loss]") {
+  CHECK(nmt::Loss(torch::kCPU, 0.1).kernel() == nmt::LossKernel::smoothed_cross_entropy);
+  const nmt::Loss elsewhere(torch::Device(torch::kCUDA), 0.1);
+  CHECK(elsewhere.kernel() == nmt::LossKernel::torch_operations);
+  torch::manual_seed(5);
+  const auto logits = torch::randn({4, 11});
+  const auto target = torch::tensor({3, 0, 7, 10}, torch::kLong);
+  // LibTorch's operations (they run on the CPU tensors given) give the kernel's sums.
+  CHECK(elsewhere(logits, target).loss.item<double>() ==
+        Approx(label_smoothed_loss(logits, target, 0.1).loss.item<double>()).epsilon(1e-5));
+  CHECK_THROWS_WITH(label_smoothed_loss(logits.to(torch::kDouble), target, 0.1), HasSubstring("fp32 logits"));
 }

@@ -9,7 +9,8 @@
 namespace nmt {
 
 /// One line per decision: the model's Linear path, each kind of layer and what computes
-/// it, the instruction set (cpu_features(), so NMT_CPU_ISA counts), the oneDNN LibTorch
+/// it, the instruction set (cpu_features(), so NMT_CPU_ISA counts), the version of each of
+/// the project's own kernels and its fallback (kernels/kernel_table.h), the oneDNN LibTorch
 /// loaded, and LibTorch's intra-op threads.
 std::vector<std::string> describe_compute(const Seq2SeqModel& model);
 

@@ -11,18 +11,39 @@ struct LossSums {
   torch::Tensor nll;   ///< summed negative log-likelihood (for perplexity), scalar
 };
 
+/// Which computation the loss runs, decided once for a run by its device, never by the
+/// logits of a call: a model's logits are fp32 whatever its Linear path (linear.h), so on
+/// the CPU the kernel reads them (kernels/smoothed_cross_entropy.h: one pass forward, the
+/// gradient written in one pass); elsewhere LibTorch's operations.
+enum class LossKernel { smoothed_cross_entropy, torch_operations };
+
+/// smoothed_cross_entropy on the CPU, torch_operations elsewhere.
+LossKernel loss_kernel_for(const torch::Device& device);
+
 /// Label-smoothed cross-entropy summed over non-padding positions (target 0 = pad).
 /// Uses (1-eps)*nll + eps*mean(-log p) per token, the mean over the ids that can be
 /// targets (all but pad and bos, which get no mass): no dense smoothed target is built.
-/// fp32 logits on the CPU take a kernel that reads them once forward and writes their
-/// gradient in one pass (smoothed_cross_entropy.h); elsewhere LibTorch's operations.
-/// Shape: logits [..., V], target [...]: [B, T, V] and [B, T], or [N, V] and [N].
-LossSums label_smoothed_loss(const torch::Tensor& logits, const torch::Tensor& target, double epsilon);
+/// Built once where training (or validation) starts, for its device and smoothing.
+class Loss {
+ public:
+  Loss(const torch::Device& device, double epsilon);
 
-/// The loss of one batch under teacher forcing, scored at its target tokens only
-/// (Seq2SeqModel::forward_at; padding gets no scores): the same sums as
-/// label_smoothed_loss over forward()'s logits. The positions are found on the host, before
-/// the batch moves to `device`: no device sync.
-LossSums batch_loss(Seq2SeqModel& model, const Batch& batch, const torch::Device& device, double epsilon);
+  LossKernel kernel() const { return kernel_; }
+
+  /// Shape: logits [..., V], target [...]: [B, T, V] and [B, T], or [N, V] and [N].
+  /// nmt::Error where the kernel was chosen and the logits are not fp32 on the CPU.
+  LossSums operator()(const torch::Tensor& logits, const torch::Tensor& target) const;
+
+  /// The loss of one batch under teacher forcing, scored at its target tokens only
+  /// (Seq2SeqModel::forward_at; padding gets no scores): the same sums as operator() over
+  /// forward()'s logits. The positions are found on the host, before the batch moves to
+  /// the device: no device sync.
+  LossSums of_batch(Seq2SeqModel& model, const Batch& batch) const;
+
+ private:
+  torch::Device device_;
+  double epsilon_;
+  LossKernel kernel_;
+};
 
 }  // namespace nmt

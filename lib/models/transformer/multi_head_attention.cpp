@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "nmt/base/error.h"
-#include "nmt/models/dropout.h"
-#include "nmt/models/transformer/attention_products.h"
-#include "single_query_attention.h"
+#include "nmt/kernels/dropout.h"
+#include "nmt/kernels/attention_products.h"
+#include "nmt/kernels/single_query_attention.h"
 
 namespace nmt {
 
@@ -76,6 +76,20 @@ struct SplitHeadsFunction : torch::autograd::Function<SplitHeadsFunction> {
 
 }  // namespace
 
+AttentionKernel attention_kernel_for(const torch::TensorOptions& options) {
+  return options.device().is_cpu() && options.dtype() == torch::kFloat ? AttentionKernel::fp32_cpu
+                                                                        : AttentionKernel::torch_matmul;
+}
+
+std::string describe_attention_kernel(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::fp32_cpu:
+      return "fp32, the project's kernels (batched products; single-query attention for decoding steps)";
+    case AttentionKernel::torch_matmul: break;
+  }
+  return "LibTorch matmul and softmax";
+}
+
 torch::Tensor padding_bias(const torch::Tensor& mask, torch::ScalarType dtype) {
   const auto batch = mask.size(0);
   const auto length = mask.size(1);
@@ -113,24 +127,36 @@ std::vector<torch::Tensor> AttentionBase::split_heads(const torch::Tensor& proje
   return head_views(projected, parts, heads_);
 }
 
+bool AttentionBase::takes_single_query(const torch::Tensor& query, const KeyValue& memory,
+                                       const torch::Tensor& bias) const {
+  const bool needs_gradient = query.requires_grad() || memory.keys.requires_grad() ||
+                              memory.values.requires_grad() || (bias.defined() && bias.requires_grad());
+  const bool bias_per_memory_row = !bias.defined() || (bias.dim() == 4 && bias.size(1) == 1 && bias.size(2) == 1);
+  return !is_training() && query.size(2) == 1 && !needs_gradient && bias_per_memory_row;
+}
+
 AttentionOutput AttentionBase::attend(const torch::Tensor& query, const KeyValue& shared,
                                       const torch::Tensor& shared_bias) {
-  if (!is_training() && single_query_applies(query, shared, shared_bias)) {
-    auto attended = single_query_attention(query, shared, shared_bias, scale_);
+  if (kernel_ == AttentionKernel::fp32_cpu && takes_single_query(query, shared, shared_bias)) {
+    auto attended = single_query_attention(query, {shared.keys, shared.values, shared.rows}, shared_bias, scale_);
     return {output_(attended.context), attended.weights};
   }
+  return attend_all_rows(query, shared, shared_bias);
+}
+
+AttentionOutput AttentionBase::attend_all_rows(const torch::Tensor& query, const KeyValue& shared,
+                                               const torch::Tensor& shared_bias) {
   auto bias = shared_bias;
   const auto memory = gather_rows(shared, bias);
-  const bool batched = attention_products_apply(query, memory.keys, memory.values);
-  auto scores = batched ? attention_scores(query, memory.keys)
+  const bool kernels = kernel_ == AttentionKernel::fp32_cpu;
+  auto scores = kernels ? attention_scores(query, memory.keys)
                         : torch::matmul(query, memory.keys.transpose(-2, -1));  // [B, H, Tq, Tk]
   // One pass for both the 1/sqrt(dk) scale and the mask: bias + scale * scores.
   scores = bias.defined() ? torch::add(bias, scores, scale_) : scores.mul_(scale_);
   auto weights = torch::softmax(scores, -1);
   const bool drop = is_training() && dropout_ > 0;
   const auto kept = drop ? nmt::dropout(weights, dropout_, true) : weights;
-  auto context = attention_context_applies(kept, memory.values) ? attention_context(kept, memory.values)
-                                                                : torch::matmul(kept, memory.values);
+  auto context = kernels ? attention_context(kept, memory.values) : torch::matmul(kept, memory.values);
   const auto batch = context.size(0);
   const auto length = context.size(2);
   // [B, H, Tq, dk] -> [B, Tq, H, dk] -> [B, Tq, D]: a copy after matmul, a view after

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "nmt/base/error.h"
-#include "nmt/models/dropout.h"
+#include "nmt/kernels/dropout.h"
 
 namespace nmt {
 
@@ -141,6 +141,32 @@ void TransformerModel::after_weights_converted() {
   output_weight_ = torch::Tensor();
 }
 
+void TransformerModel::use_linear_path(LinearPath path) {
+  Seq2SeqModel::use_linear_path(path);
+  decide_attention_kernel();
+}
+
+void TransformerModel::to(torch::Device device, torch::Dtype dtype, bool non_blocking) {
+  Seq2SeqModel::to(device, dtype, non_blocking);
+  decide_attention_kernel();
+}
+
+void TransformerModel::to(torch::Dtype dtype, bool non_blocking) {
+  Seq2SeqModel::to(dtype, non_blocking);
+  decide_attention_kernel();
+}
+
+void TransformerModel::to(torch::Device device, bool non_blocking) {
+  Seq2SeqModel::to(device, non_blocking);
+  decide_attention_kernel();
+}
+
+void TransformerModel::decide_attention_kernel() {
+  attention_kernel_ = attention_kernel_for(positions_.options());
+  for (const auto& module : modules(/*include_self=*/false))
+    if (auto* attention = dynamic_cast<AttentionBase*>(module.get())) attention->use_kernel(attention_kernel_);
+}
+
 std::vector<LayerComputation> TransformerModel::layer_computations() const {
   const auto path = describe_linear_path(linear_path());
   auto output = path;
@@ -149,7 +175,7 @@ std::vector<LayerComputation> TransformerModel::layer_computations() const {
   return {{"attention projections", path},
           {"feed-forward", computes_in_bf16(linear_path()) ? path + "; the hidden layer stays bf16" : path},
           {"output projection", output},
-          {"attention scores and context", "fp32; on the CPU the library's loops over (row, head), else LibTorch"},
+          {"attention scores and context", describe_attention_kernel(attention_kernel_)},
           {"embeddings, layer norms", "fp32, LibTorch"}};
 }
 

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "nmt/base/error.h"
-#include "nmt/models/dropout.h"
+#include "nmt/kernels/dropout.h"
 
 namespace nmt {
 

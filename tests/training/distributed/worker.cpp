@@ -9,9 +9,11 @@
 
 #include <iostream>
 
+#include "nmt/base/process_setup.h"
 #include "support/tiny_task.h"
 
 int main(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   if (argc != 6) {
     std::cerr << "usage: " << argv[0] << " TASK_DIR MODEL_DIR_NAME PARAMETERS_OUT MAX_STEPS TIMEOUT_SECONDS\n";
     return 2;

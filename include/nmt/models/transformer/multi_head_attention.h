@@ -13,6 +13,7 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
+#include <string>
 #include <vector>
 
 #include "nmt/models/linear.h"
@@ -49,6 +50,27 @@ struct AttentionOutput {
   torch::Tensor weights;  ///< [B, H, Tq, Tk] softmax weights (before attention dropout)
 };
 
+/// Which kernels attention runs, decided when the model is set up (built, moved, or put on
+/// a Linear path: transformer.h), never by the tensors of a call:
+///   torch_matmul  torch::matmul and softmax: a model that does not compute in fp32 on the
+///                 CPU (its Linear paths all give fp32 activations: linear.h).
+///   fp32_cpu      the project's kernels: the batched products (kernels/attention_products.h)
+///                 and, for one query position per row (decoding), single-query attention
+///                 (kernels/single_query_attention.h). Which of the two a call takes is the one
+///                 choice left to the call, because it is what the call is
+///                 (AttentionBase::takes_single_query): one query position, the module in eval
+///                 mode, no tensor needing a gradient, and no mask across positions (a bias of
+///                 one row per memory row, or none). Other shapes the kernels cannot read are
+///                 errors (nmt::Error), not another path.
+enum class AttentionKernel { torch_matmul, fp32_cpu };
+
+/// fp32_cpu for a model whose activations have `options` (dtype and device) fp32 on the
+/// CPU, else torch_matmul.
+AttentionKernel attention_kernel_for(const torch::TensorOptions& options);
+
+/// What computes attention with `kernel`, for --verbose (describe_compute).
+std::string describe_attention_kernel(AttentionKernel kernel);
+
 /// Shape: [B, S] bool (true at real tokens) -> [B, 1, 1, S] float, 0 at tokens and a
 /// large negative number at padding. Finite, so a fully padded row cannot produce NaN.
 torch::Tensor padding_bias(const torch::Tensor& mask, torch::ScalarType dtype);
@@ -66,6 +88,10 @@ class AttentionBase : public torch::nn::Module {
  public:
   int64_t heads() const { return heads_; }
   int64_t head_dim() const { return head_dim_; }
+  /// The kernels attention runs (fp32_cpu as built: a model is built in fp32 on the CPU).
+  AttentionKernel kernel() const { return kernel_; }
+  /// Set when the model is set up (TransformerModel), not per call.
+  void use_kernel(AttentionKernel kernel) { kernel_ = kernel; }
 
  protected:
   AttentionBase(int64_t d_model, int64_t heads, double dropout);
@@ -77,6 +103,11 @@ class AttentionBase : public torch::nn::Module {
   /// row, memory.rows [B]; or undefined) -> AttentionOutput.
   AttentionOutput attend(const torch::Tensor& query, const KeyValue& memory,
                          const torch::Tensor& bias);
+  /// Whether this call is one that single-query attention computes on fp32_cpu: one query
+  /// position, the module in eval mode, no input that needs a gradient, and a bias [N, 1, 1,
+  /// Tk] or none (a causal mask [Tq, Tk], as a one-position teacher-forced pass has, is
+  /// full-sequence attention's).
+  bool takes_single_query(const torch::Tensor& query, const KeyValue& memory, const torch::Tensor& bias) const;
 
   int64_t d_model_;
   int64_t heads_;
@@ -84,6 +115,12 @@ class AttentionBase : public torch::nn::Module {
   double dropout_;
   double scale_;
   Linear output_{nullptr};
+
+ private:
+  /// softmax(bias + scale q k^T) v with weights and context by `kernel_`'s products.
+  AttentionOutput attend_all_rows(const torch::Tensor& query, const KeyValue& shared, const torch::Tensor& shared_bias);
+
+  AttentionKernel kernel_ = AttentionKernel::fp32_cpu;
 };
 
 class SelfAttentionImpl : public AttentionBase {

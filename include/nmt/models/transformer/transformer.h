@@ -72,6 +72,16 @@ class TransformerModel : public Seq2SeqModel {
   /// Decoder layer whose head-mean cross-attention is StepOutput::attention.
   int64_t alignment_layer() const override { return alignment_layer_; }
 
+  /// Puts the Linear layers on `path` (Seq2SeqModel), and decides attention's kernels for the
+  /// model as it is now: set up once, with the path, not at each call.
+  void use_linear_path(LinearPath path) override;
+  /// Moves or casts the model, then decides attention's kernels again.
+  void to(torch::Device device, torch::Dtype dtype, bool non_blocking = false) override;
+  void to(torch::Dtype dtype, bool non_blocking = false) override;
+  void to(torch::Device device, bool non_blocking = false) override;
+  /// Attention's kernels (multi_head_attention.h), fp32_cpu as built.
+  AttentionKernel attention_kernel() const { return attention_kernel_; }
+
   const ModelConfig& config() const { return config_; }
   const torch::nn::Embedding& source_embedding() const { return source_embedding_; }
   const torch::nn::Embedding& target_embedding() const { return target_embedding_; }
@@ -86,6 +96,9 @@ class TransformerModel : public Seq2SeqModel {
   void after_weights_converted() override;
 
  private:
+  /// attention_kernel_for the model's activations (its positions' dtype and device), in
+  /// every attention module.
+  void decide_attention_kernel();
   void build_embeddings();
   void build_stacks();
   /// Scaled embedding + positions [offset, offset + T) + dropout. ids [B, T] -> [B, T, D].
@@ -98,6 +111,7 @@ class TransformerModel : public Seq2SeqModel {
 
   ModelConfig config_;
   int64_t alignment_layer_;
+  AttentionKernel attention_kernel_ = AttentionKernel::fp32_cpu;
   torch::nn::Embedding source_embedding_{nullptr};
   torch::nn::Embedding target_embedding_{nullptr};
   torch::Tensor output_weight_;  // undefined when tied

@@ -1,4 +1,4 @@
-#include "smoothed_cross_entropy.h"
+#include "nmt/kernels/smoothed_cross_entropy.h"
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
@@ -8,19 +8,15 @@
 #include <cstdint>
 #include <vector>
 
-#include "nmt/base/cpu_features.h"
+#include "nmt/kernels/isa_versions.h"
 #include "nmt/base/error.h"
-#include "nmt/base/vector_math.h"
-#include "nmt/text/tokenizer.h"
+#include "nmt/kernels/vector_math.h"
 
 namespace nmt {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-constexpr int64_t kPad = SpecialIds::kPad;
-constexpr int64_t kBos = SpecialIds::kBos;
 
 // grad_j = weight * exp(z_j - lse) - uniform
 inline __attribute__((always_inline)) void softmax_gradient_body(const float* z, float* grad, int64_t n, float lse,
@@ -53,7 +49,7 @@ Rows flatten(const torch::Tensor& logits, const torch::Tensor& target) {
 struct SmoothedCrossEntropyFunction : torch::autograd::Function<SmoothedCrossEntropyFunction> {
   // Returns {loss, nll}; the second is not differentiable.
   static variable_list forward(AutogradContext* ctx, const torch::Tensor& logits, const torch::Tensor& target,
-                               double epsilon) {
+                               double epsilon, int64_t pad, int64_t bos) {
     const auto rows = flatten(logits, target);
     const int64_t n = rows.logits.size(0), vocab = rows.logits.size(1);
     auto lse = torch::empty({n}, rows.logits.options());
@@ -67,9 +63,9 @@ struct SmoothedCrossEntropyFunction : torch::autograd::Function<SmoothedCrossEnt
         const float* row = z + i * vocab;
         const auto sums = max_and_sum(row, vocab);
         lse_out[i] = sums.max + std::log(sum_exp(row, vocab, sums.max));
-        if (gold[i] == kPad) continue;
+        if (gold[i] == pad) continue;
         const double nll = static_cast<double>(lse_out[i]) - row[gold[i]];
-        const double allowed = static_cast<double>(sums.sum) - row[kPad] - row[kBos];
+        const double allowed = static_cast<double>(sums.sum) - row[pad] - row[bos];
         const double uniform = static_cast<double>(lse_out[i]) - allowed / static_cast<double>(vocab - 2);
         nll_rows[i] = nll;
         loss_rows[i] = (1 - epsilon) * nll + epsilon * uniform;
@@ -80,6 +76,8 @@ struct SmoothedCrossEntropyFunction : torch::autograd::Function<SmoothedCrossEnt
     ctx->save_for_backward({rows.logits, rows.target, lse});
     ctx->saved_data["smoothing"] = smoothing;
     ctx->saved_data["epsilon"] = epsilon;
+    ctx->saved_data["pad"] = pad;
+    ctx->saved_data["bos"] = bos;
     ctx->saved_data["shape"] = logits.sizes().vec();
     auto loss_tensor = torch::tensor(loss, logits.options());
     auto nll_tensor = torch::tensor(nll, logits.options());
@@ -94,6 +92,7 @@ struct SmoothedCrossEntropyFunction : torch::autograd::Function<SmoothedCrossEnt
     const auto& lse = saved[2];
     const double epsilon = ctx->saved_data["epsilon"].toDouble();
     const double smoothing = ctx->saved_data["smoothing"].toDouble();
+    const int64_t pad = ctx->saved_data["pad"].toInt(), bos = ctx->saved_data["bos"].toInt();
     const float g = grads[0].defined() ? grads[0].item<float>() : 0.0f;
     const int64_t n = logits.size(0), vocab = logits.size(1);
     auto grad = torch::empty_like(logits);
@@ -106,18 +105,18 @@ struct SmoothedCrossEntropyFunction : torch::autograd::Function<SmoothedCrossEnt
     at::parallel_for(0, n, 16, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         float* row = out + i * vocab;
-        if (gold[i] == kPad) {
+        if (gold[i] == pad) {
           std::fill(row, row + vocab, 0.0f);
           continue;
         }
         softmax_gradient(z + i * vocab, row, vocab, lse_in[i], g, uniform);
-        row[kPad] += uniform;  // pad and bos get no smoothing mass
-        row[kBos] += uniform;
+        row[pad] += uniform;  // pad and bos get no smoothing mass
+        row[bos] += uniform;
         row[gold[i]] -= gold_share;
       }
     });
     const auto shape = ctx->saved_data["shape"].toIntVector();
-    return {grad.view(shape), torch::Tensor(), torch::Tensor()};
+    return {grad.view(shape), torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -127,8 +126,9 @@ bool smoothed_cross_entropy_applies(const torch::Tensor& logits) {
   return logits.device().is_cpu() && logits.scalar_type() == torch::kFloat;
 }
 
-LossSums smoothed_cross_entropy(const torch::Tensor& logits, const torch::Tensor& target, double epsilon) {
-  const auto outputs = SmoothedCrossEntropyFunction::apply(logits, target, epsilon);
+CrossEntropySums smoothed_cross_entropy(const torch::Tensor& logits, const torch::Tensor& target, double epsilon,
+                                        NonTargetIds ids) {
+  const auto outputs = SmoothedCrossEntropyFunction::apply(logits, target, epsilon, ids.pad, ids.bos);
   return {outputs[0], outputs[1]};
 }
 

@@ -1,9 +1,9 @@
-#include "nmt/base/vector_math.h"
+#include "nmt/kernels/vector_math.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "nmt/base/cpu_features.h"
+#include "nmt/kernels/isa_versions.h"
 
 namespace nmt {
 namespace {

@@ -1,5 +1,5 @@
 // The vectorised row reductions: the exp within Cephes' accuracy, and every version
-// (base/cpu_features.h; CI runs the tests as found and with NMT_CPU_ISA=avx2 and
+// (kernels/isa_versions.h; CI runs the tests as found and with NMT_CPU_ISA=avx2 and
 // NMT_CPU_ISA=baseline) giving the very sums a plain loop in the same order gives, so
 // results never depend on the CPU; and the version that runs is the one the CPU and
 // NMT_CPU_ISA allow.
@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "nmt/base/cpu_features.h"
-#include "nmt/base/vector_math.h"
+#include "nmt/kernels/isa_versions.h"
+#include "nmt/kernels/vector_math.h"
 
 namespace {
 
@@ -38,7 +39,7 @@ NMT_ISA_VERSIONS(twice_versions, twice)
 
 }  // namespace
 
-TEST_CASE("exp_approx is within a few ulp of std::exp", "[base][vector_math]") {
+TEST_CASE("exp_approx is within a few ulp of std::exp", "[kernels][vector_math]") {
   for (float x = -86.99f; x < 88.0f; x += 0.0137f) {
     const double exact = std::exp(static_cast<double>(x));
     INFO("x = " << x);
@@ -49,7 +50,7 @@ TEST_CASE("exp_approx is within a few ulp of std::exp", "[base][vector_math]") {
   CHECK(nmt::exp_approx(-INFINITY) == 0.0f);
 }
 
-TEST_CASE("row sums are the same numbers on every instruction set", "[base][vector_math]") {
+TEST_CASE("row sums are the same numbers on every instruction set", "[kernels][vector_math]") {
   std::mt19937 generator(11);
   std::normal_distribution<float> normal(0.0f, 3.0f);
   for (const size_t n : {1, 15, 16, 37, 8000}) {
@@ -67,7 +68,7 @@ TEST_CASE("row sums are the same numbers on every instruction set", "[base][vect
   }
 }
 
-TEST_CASE("the project's own loops run the version the CPU and NMT_CPU_ISA allow", "[base][isa]") {
+TEST_CASE("the project's own loops run the version the CPU and NMT_CPU_ISA allow", "[kernels][isa]") {
   using nmt::IsaLevel;
   const auto& f = nmt::cpu_features();
   INFO("CPU: " << nmt::describe_cpu_features());

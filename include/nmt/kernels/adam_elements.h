@@ -1,6 +1,6 @@
 #pragma once
-// Adam's arithmetic on arrays of floats: the inner loop of FusedAdam's one pass (private to
-// lib/training/). A file of its own, compiled without errno for math functions and so
+// Adam's arithmetic on arrays of floats: the inner loop of FusedAdam's one pass
+// (training/fused_adam.h). A file of its own, compiled without errno for math functions and so
 // without the library's precompiled LibTorch headers (built with errno): where sqrt may
 // set errno, GCC keeps the loop scalar, and a scalar square root and two divisions per
 // element made the one pass slower than LibTorch's eight vectorised ones.

@@ -1,4 +1,4 @@
-#include "single_query_attention.h"
+#include "nmt/kernels/single_query_attention.h"
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
@@ -6,10 +6,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "nmt/base/cpu_features.h"
-#include "nmt/base/parallel_loops.h"
-#include "nmt/base/vector_math.h"
 #include "lane_products.h"
+#include "nmt/base/error.h"
+#include "nmt/base/parallel_loops.h"
+#include "nmt/kernels/isa_versions.h"
+#include "nmt/kernels/vector_math.h"
 
 namespace nmt {
 namespace {
@@ -91,8 +92,7 @@ NMT_ISA_VERSIONS_TO_AVX2(attend_one, attend<0>)
 
 }  // namespace
 
-bool single_query_applies(const torch::Tensor& query, const KeyValue& memory,
-                          const torch::Tensor& bias) {
+bool single_query_applies(const torch::Tensor& query, const SharedKeyValue& memory, const torch::Tensor& bias) {
   auto plain = [](const torch::Tensor& t) {
     return t.device().is_cpu() && t.scalar_type() == torch::kFloat && t.dim() == 4 &&
            t.stride(3) == 1 && !t.requires_grad();
@@ -106,7 +106,6 @@ bool single_query_applies(const torch::Tensor& query, const KeyValue& memory,
   const bool bias_ok = !bias.defined() || (plain(bias) && bias.size(1) == 1 &&
                                            bias.size(2) == 1 && bias.size(0) == memory_rows &&
                                            bias.size(3) == memory.keys.size(2));
-  // The kernel reads raw memory: shapes that disagree go to the matmul path, which refuses them.
   const auto& keys = memory.keys;
   const bool shapes_agree = keys.dim() == 4 && keys.sizes() == memory.values.sizes() &&
                             keys.size(1) == query.size(1) && keys.size(3) == query.size(3) &&
@@ -115,8 +114,12 @@ bool single_query_applies(const torch::Tensor& query, const KeyValue& memory,
          rows_ok && bias_ok;
 }
 
-SingleQueryAttention single_query_attention(const torch::Tensor& query, const KeyValue& memory,
+SingleQueryAttention single_query_attention(const torch::Tensor& query, const SharedKeyValue& memory,
                                             const torch::Tensor& bias, double scale) {
+  // The kernel reads raw memory: inputs it cannot read are the caller's error.
+  if (!single_query_applies(query, memory, bias))
+    throw Error("single-query attention: inputs it cannot read (one fp32 CPU query position per row, no gradient, "
+                "keys, values, rows and bias that agree)");
   const int64_t query_rows = query.size(0), heads = query.size(1), dk = query.size(3);
   const int64_t length = memory.keys.size(2);
   SingleQueryAttention result;

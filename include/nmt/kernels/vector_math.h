@@ -1,6 +1,6 @@
 #pragma once
 // Row reductions over float arrays that the compiler vectorises (compiled per instruction
-// set, base/cpu_features.h): the exponential in plain arithmetic, because std::exp does
+// set, kernels/isa_versions.h): the exponential in plain arithmetic, because std::exp does
 // not vectorise without -ffast-math. Used where a loop over a vocabulary-sized row or an
 // attention row would otherwise cost one libm call per element.
 #include <cstdint>

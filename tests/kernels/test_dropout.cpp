@@ -4,7 +4,7 @@
 #include <torch/torch.h>
 
 #include "nmt/base/error.h"
-#include "nmt/models/dropout.h"
+#include "nmt/kernels/dropout.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <torch/torch.h>
 
 #include "nmt/base/error.h"
-#include "nmt/models/transformer/attention_products.h"
+#include "nmt/kernels/attention_products.h"
 #include "support/tensor_diff.h"
 
 namespace {

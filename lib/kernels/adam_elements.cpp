@@ -1,8 +1,8 @@
-#include "adam_elements.h"
+#include "nmt/kernels/adam_elements.h"
 
 #include <cmath>
 
-#include "nmt/base/cpu_features.h"
+#include "nmt/kernels/isa_versions.h"
 
 #ifndef __NO_MATH_ERRNO__
 #error "adam_elements.cpp must be compiled with -fno-math-errno (CMakeLists.txt): sqrt would stay scalar"

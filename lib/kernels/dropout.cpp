@@ -1,4 +1,4 @@
-#include "nmt/models/dropout.h"
+#include "nmt/kernels/dropout.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "nmt/base/cpu_features.h"
+#include "nmt/kernels/isa_versions.h"
 #include "nmt/base/error.h"
 
 namespace nmt {

@@ -1,4 +1,4 @@
-#include "nmt/models/transformer/attention_products.h"
+#include "nmt/kernels/attention_products.h"
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "lane_products.h"
-#include "nmt/base/cpu_features.h"
+#include "nmt/kernels/isa_versions.h"
 #include "nmt/base/error.h"
 #include "nmt/base/parallel_loops.h"
 

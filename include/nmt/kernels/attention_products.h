@@ -23,12 +23,12 @@ torch::Tensor attention_context(const torch::Tensor& weights, const torch::Tenso
 
 /// Whether the two functions above take these tensors: float32 on the CPU, 4-D, the last
 /// stride 1, sizes that agree (query [B, H, Tq, dk], keys and values [B, H, Tk, dk]).
-/// Otherwise the caller uses torch::matmul.
+/// They throw nmt::Error for others (the kernels read raw memory).
 bool attention_products_apply(const torch::Tensor& query, const torch::Tensor& keys, const torch::Tensor& values);
 
 /// Whether attention_context takes these weights (float32 on the CPU, [B, H, Tq, Tk], the
-/// last stride 1) with these values: a bias that broadcast the scores to more rows than
-/// the values have, or to another dtype, leaves them to torch::matmul.
+/// last stride 1) with these values: not scores that a bias broadcast to more rows than
+/// the values have, or to another dtype.
 bool attention_context_applies(const torch::Tensor& weights, const torch::Tensor& values);
 
 }  // namespace nmt
