@@ -15,10 +15,8 @@
 
 namespace {
 
-sentencepiece::SentencePieceProcessor load_pieces(const std::string& path) {
-  sentencepiece::SentencePieceProcessor processor;
+void load_pieces(sentencepiece::SentencePieceProcessor& processor, const std::string& path) {
   if (!processor.Load(path).ok()) throw std::runtime_error("cannot load " + path);
-  return processor;
 }
 
 }  // namespace
@@ -37,8 +35,9 @@ int main(int argc, char** argv) try {
   pool.num_threads_per_replica = std::stoul(argv[2]);
   ctranslate2::Translator translator(loader, pool);
 
-  const auto source = load_pieces(directory + "/source_spm.model");
-  const auto target = load_pieces(directory + "/target_spm.model");
+  sentencepiece::SentencePieceProcessor source, target;
+  load_pieces(source, directory + "/source_spm.model");
+  load_pieces(target, directory + "/target_spm.model");
   auto tokenize = [&](const std::string& line) {
     std::vector<std::string> pieces;
     source.Encode(line, &pieces);
