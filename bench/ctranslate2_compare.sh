@@ -120,16 +120,16 @@ for precision in "${precisions[@]}"; do
       awk -v a="$rate" -v b="$best_theirs_rate" 'BEGIN {exit !(a > b)}' && best_theirs=$setting best_theirs_rate=$rate
     done
     read -r size type <<<"$best_theirs"
-    isa=""  # CTranslate2's kernels on AVX-512 too, where the CPU has it and that is faster
+    ct2_isa=""  # CTranslate2's kernels on AVX-512 too, where the CPU has it and that is faster
     if grep -qw avx512f /proc/cpuinfo; then
       rate=$(theirs /dev/null "$precision" "$beam" "$size" "$type" AVX512)
-      awk -v a="$rate" -v b="$best_theirs_rate" 'BEGIN {exit !(a > b)}' && isa=AVX512 best_theirs="$best_theirs, AVX512"
+      awk -v a="$rate" -v b="$best_theirs_rate" 'BEGIN {exit !(a > b)}' && ct2_isa=AVX512 best_theirs="$best_theirs, AVX512"
     fi
     read -r -a ours_flags <<<"${best_ours/default/}"
     mine=() others=() ratios=()
     for _ in $(seq "$PAIRS"); do
       a=$(ours "$WORK/ours.txt" "$precision" "$beam" "${ours_flags[@]}")
-      b=$(theirs "$WORK/ct2.txt" "$precision" "$beam" "$size" "$type" "$isa")
+      b=$(theirs "$WORK/ct2.txt" "$precision" "$beam" "$size" "$type" "$ct2_isa")
       mine+=("$a") others+=("$b") ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", a / b}')")
     done
     echo "| $precision | $beam | $best_ours | $(median_range "${mine[@]}") | $best_theirs | $(median_range "${others[@]}") |" \
