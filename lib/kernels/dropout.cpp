@@ -120,11 +120,19 @@ struct DropoutFunction : torch::autograd::Function<DropoutFunction> {
 
 }  // namespace
 
-torch::Tensor dropout(const torch::Tensor& x, double p, bool training) {
+torch::Tensor dropout(const torch::Tensor& x, double p, bool training, KernelChoice kernel) {
   if (!(p >= 0 && p < 1)) throw Error("dropout probability must be in [0, 1), got " + std::to_string(p));
   if (!training || p == 0) return x;
-  if (!x.device().is_cpu() || x.scalar_type() != torch::kFloat) return torch::dropout(x, p, true);
+  if (kernel == KernelChoice::torch_ops) return torch::dropout(x, p, true);
+  // The kernel reads host memory: a tensor elsewhere is a set-up that was not redone.
+  if (kernel_choice_for(x.device(), x.scalar_type()) != KernelChoice::cpu_fp32)
+    throw Error(std::string("dropout: the CPU kernel was chosen but the tensor is ") + c10::toString(x.scalar_type()) +
+                " on " + x.device().str() + " (the model was moved without deciding its kernels again)");
   return DropoutFunction::apply(x, p);
+}
+
+torch::Tensor dropout(const torch::Tensor& x, double p, bool training) {
+  return dropout(x, p, training, kernel_choice_for(x.device(), x.scalar_type()));
 }
 
 }  // namespace nmt

@@ -28,11 +28,11 @@ constexpr Operation kOperations[] = {
     {"vector exp sum", kAllVersions, "none: the CPU paths of the loss, the searches and attention always run it"},
     {"int8 input quantization", kAllVersions, "none: int8 inference needs it and oneDNN's int8 GEMM"},
     {"int8 dequantization", kAllVersions, "none: int8 inference needs it and oneDNN's int8 GEMM"},
-    {"dropout mask", kAllVersions, "LibTorch's dropout (not fp32, or not on the CPU)"},
+    {"dropout mask", kAllVersions, "LibTorch's dropout (a model not computing in fp32 on the CPU)"},
     {"attention products", kAllVersions, "torch::matmul (a model not computing in fp32 on the CPU)"},
     {"single-query attention", kToAvx2,
      "the attention products after gathering the rows (every call but one query position per row without a gradient)"},
-    {"best tokens", kAllVersions, "LibTorch's log_softmax and topk (scores not on the CPU)"},
+    {"best tokens", kAllVersions, "LibTorch's log_softmax and topk (a search over a model not on the CPU)"},
     {"smoothed cross-entropy", kAllVersions, "LibTorch's log_softmax, gather and sums (a run not on the CPU)"},
     {"Adam elements", kAllVersions,
      "torch::optim::Adam's step (amsgrad, or a parameter that is not dense fp32 on the CPU)"},
@@ -60,6 +60,15 @@ std::vector<std::string> describe_kernel_table() {
   std::vector<std::string> lines;
   for (const auto& entry : kernel_table())
     lines.push_back(entry.operation + ": " + isa_level_name(entry.runs) + " (else " + entry.fallback + ")");
+  return lines;
+}
+
+std::vector<std::string> describe_kernel_table(const c10::Device& device) {
+  if (device.is_cpu()) return describe_kernel_table();
+  std::vector<std::string> lines;
+  for (const auto& operation : kOperations)
+    lines.push_back(std::string(operation.name) + ": not on " + device.str() +
+                    ", LibTorch's own operations there (the kernel reads CPU memory)");
   return lines;
 }
 

@@ -11,11 +11,18 @@
 // generator state still makes resume exact.
 #include <torch/types.h>
 
+#include "nmt/kernels/kernel_choice.h"
+
 namespace nmt {
 
-/// x unchanged when not training or p is 0; else dropped out as above (differentiable).
-/// fp32 CPU tensors take the kernel; other dtypes and devices LibTorch's dropout.
-/// Throws nmt::Error for p outside [0, 1).
+/// x unchanged when not training or p is 0; else dropped out as above (differentiable), by
+/// `kernel`, decided where the model is set up (kernel_choice.h): cpu_fp32 the kernel
+/// (x must be fp32 on the CPU: nmt::Error otherwise), torch_ops LibTorch's dropout (any
+/// device and dtype, CUDA's included). Throws nmt::Error for p outside [0, 1).
+torch::Tensor dropout(const torch::Tensor& x, double p, bool training, KernelChoice kernel);
+
+/// dropout with the kernel chosen for x's device and dtype: for tests and callers without
+/// a set-up of their own.
 torch::Tensor dropout(const torch::Tensor& x, double p, bool training);
 
 }  // namespace nmt

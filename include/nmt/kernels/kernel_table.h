@@ -3,6 +3,8 @@
 // the loop runs in this process (the widest one compiled that isa_level() allows, so
 // NMT_CPU_ISA counts) and what runs instead where the kernel does not apply. --verbose
 // prints it (models/compute_description.h).
+#include <c10/core/Device.h>
+
 #include <string>
 #include <vector>
 
@@ -25,5 +27,9 @@ std::string isa_level_name(IsaLevel level);
 
 /// One line per operation for --verbose: "attention products: avx2 (else torch::matmul ...)".
 std::vector<std::string> describe_kernel_table();
+
+/// The same for a model on `device`: describe_kernel_table() on the CPU; elsewhere (CUDA)
+/// one line per operation saying that LibTorch's own operations compute it there.
+std::vector<std::string> describe_kernel_table(const c10::Device& device);
 
 }  // namespace nmt

@@ -77,8 +77,8 @@ struct SplitHeadsFunction : torch::autograd::Function<SplitHeadsFunction> {
 }  // namespace
 
 AttentionKernel attention_kernel_for(const torch::TensorOptions& options) {
-  return options.device().is_cpu() && options.dtype() == torch::kFloat ? AttentionKernel::fp32_cpu
-                                                                        : AttentionKernel::torch_matmul;
+  const auto choice = kernel_choice_for(options.device(), c10::typeMetaToScalarType(options.dtype()));
+  return choice == KernelChoice::cpu_fp32 ? AttentionKernel::fp32_cpu : AttentionKernel::torch_matmul;
 }
 
 std::string describe_attention_kernel(AttentionKernel kernel) {
@@ -155,7 +155,7 @@ AttentionOutput AttentionBase::attend_all_rows(const torch::Tensor& query, const
   scores = bias.defined() ? torch::add(bias, scores, scale_) : scores.mul_(scale_);
   auto weights = torch::softmax(scores, -1);
   const bool drop = is_training() && dropout_ > 0;
-  const auto kept = drop ? nmt::dropout(weights, dropout_, true) : weights;
+  const auto kept = drop ? nmt::dropout(weights, dropout_, true, dropout_kernel_) : weights;
   auto context = kernels ? attention_context(kept, memory.values) : torch::matmul(kept, memory.values);
   const auto batch = context.size(0);
   const auto length = context.size(2);

@@ -120,7 +120,7 @@ torch::Tensor TransformerModel::embed(const torch::nn::Embedding& embedding,
   auto x = torch::embedding(embedding->weight, ids, kPadId)
                .mul_(std::sqrt(static_cast<double>(config_.transformer.d_model)))
                .add_(positions_.narrow(0, offset, length));  // [T, D] broadcast over B
-  return nmt::dropout(x, config_.dropout, is_training());
+  return nmt::dropout(x, config_.dropout, is_training(), dropout_kernel_);
 }
 
 torch::Tensor TransformerModel::project_output(const torch::Tensor& x) {
@@ -163,12 +163,19 @@ void TransformerModel::to(torch::Device device, bool non_blocking) {
 
 void TransformerModel::decide_attention_kernel() {
   attention_kernel_ = attention_kernel_for(positions_.options());
-  for (const auto& module : modules(/*include_self=*/false))
-    if (auto* attention = dynamic_cast<AttentionBase*>(module.get())) attention->use_kernel(attention_kernel_);
+  dropout_kernel_ = kernel_choice_for(positions_.device(), positions_.scalar_type());
+  for (const auto& module : modules(/*include_self=*/false)) {
+    if (auto* attention = dynamic_cast<AttentionBase*>(module.get())) {
+      attention->use_kernel(attention_kernel_);
+      attention->use_dropout_kernel(dropout_kernel_);
+    }
+  }
+  for (auto& layer : encoder_layers_) layer->use_dropout_kernel(dropout_kernel_);
+  for (auto& layer : decoder_layers_) layer->use_dropout_kernel(dropout_kernel_);
 }
 
 std::vector<LayerComputation> TransformerModel::layer_computations() const {
-  const auto path = describe_linear_path(linear_path());
+  const auto path = describe_linear_path(linear_path(), device());
   auto output = path;
   if (config_.transformer.tie_output)
     output += converts_weights(linear_path()) ? "; a converted copy of the tied target embedding" : "; tied to the target embedding";
@@ -176,6 +183,7 @@ std::vector<LayerComputation> TransformerModel::layer_computations() const {
           {"feed-forward", computes_in_bf16(linear_path()) ? path + "; the hidden layer stays bf16" : path},
           {"output projection", output},
           {"attention scores and context", describe_attention_kernel(attention_kernel_)},
+          {"dropout", describe_kernel_choice(dropout_kernel_)},
           {"embeddings, layer norms", "fp32, LibTorch"}};
 }
 

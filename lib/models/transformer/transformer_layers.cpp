@@ -63,7 +63,7 @@ torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
 // --- ResidualBlock ----------------------------------------------------------
 
 torch::Tensor ResidualBlock::drop(const torch::Tensor& x, bool training) const {
-  return nmt::dropout(x, dropout_, training);
+  return nmt::dropout(x, dropout_, training, dropout_kernel_);
 }
 
 // --- EncoderLayer -----------------------------------------------------------

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "nmt/kernels/kernel_choice.h"
 #include "nmt/models/linear.h"
 
 namespace nmt {
@@ -92,6 +93,8 @@ class AttentionBase : public torch::nn::Module {
   AttentionKernel kernel() const { return kernel_; }
   /// Set when the model is set up (TransformerModel), not per call.
   void use_kernel(AttentionKernel kernel) { kernel_ = kernel; }
+  /// The attention weights' dropout kernel, set with the other kernels, not per call.
+  void use_dropout_kernel(KernelChoice kernel) { dropout_kernel_ = kernel; }
 
  protected:
   AttentionBase(int64_t d_model, int64_t heads, double dropout);
@@ -121,6 +124,7 @@ class AttentionBase : public torch::nn::Module {
   AttentionOutput attend_all_rows(const torch::Tensor& query, const KeyValue& shared, const torch::Tensor& shared_bias);
 
   AttentionKernel kernel_ = AttentionKernel::fp32_cpu;
+  KernelChoice dropout_kernel_ = KernelChoice::cpu_fp32;
 };
 
 class SelfAttentionImpl : public AttentionBase {

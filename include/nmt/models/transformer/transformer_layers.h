@@ -47,6 +47,9 @@ class ResidualBlock {
  public:
   ResidualBlock(bool pre_norm, double dropout) : pre_norm_(pre_norm), dropout_(dropout) {}
 
+  /// The dropout kernel, set with the model's other kernels (TransformerModel), not per call.
+  void use_dropout_kernel(KernelChoice kernel) { dropout_kernel_ = kernel; }
+
   /// Runs `sublayer` (Tensor -> Tensor) with the residual connection and `norm`.
   template <class Sublayer>
   torch::Tensor apply(const torch::Tensor& x, torch::nn::LayerNorm& norm, bool training,
@@ -60,11 +63,13 @@ class ResidualBlock {
 
   bool pre_norm_;
   double dropout_;
+  KernelChoice dropout_kernel_ = KernelChoice::cpu_fp32;  // a model is built in fp32 on the CPU
 };
 
 /// Self-attention over the source, then the FFN.
 class EncoderLayerImpl : public torch::nn::Module {
  public:
+  void use_dropout_kernel(KernelChoice kernel) { residual_.use_dropout_kernel(kernel); }
   EncoderLayerImpl(const TransformerConfig& config, double dropout);
   /// Shape: x [B, S, D], source_bias [B, 1, 1, S] -> [B, S, D]. With `weights`, the
   /// self-attention weights [B, H, S, S] are stored there (attention export).
@@ -89,6 +94,7 @@ struct DecoderLayerOutput {
 /// Masked self-attention, encoder-decoder attention, then the FFN.
 class DecoderLayerImpl : public torch::nn::Module {
  public:
+  void use_dropout_kernel(KernelChoice kernel) { residual_.use_dropout_kernel(kernel); }
   DecoderLayerImpl(const TransformerConfig& config, double dropout);
   /// This layer's cross-attention keys/values; computed once per source sentence.
   /// Shape: memory [B, S, D] -> [B, H, S, dk] each.
