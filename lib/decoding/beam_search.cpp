@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "nmt/base/error.h"
+#include "nmt/decoding/best_tokens.h"
 #include "nmt/decoding/search.h"
 #include "nmt/text/tokenizer.h"
 #include "constraint_tracker.h"
@@ -88,6 +89,7 @@ class BeamSearch {
         options_(options),
         source_(source),
         device_(source.device()),
+        best_tokens_kernel_(best_tokens_kernel_for(device_)),
         beam_(options.beam),
         sources_(sources),
         history_(source.size(0), options.keep_attention && model.has_attention(),
@@ -145,7 +147,7 @@ class BeamSearch {
     const auto forbidden =
         search_detail::forbidden_tokens(step, options_.min_length, sources_, sentence_of_row, vocab);
     const int64_t per_row = std::min(2 * beam_, vocab);
-    const auto best = best_tokens(out.scores, per_row, forbidden);
+    const auto best = best_tokens(out.scores, per_row, forbidden, best_tokens_kernel_);
 
     const int64_t pool = rows_ * per_row;  // a sentence's candidates: slot * per_row + rank
     Candidates candidates;
@@ -364,6 +366,7 @@ class BeamSearch {
   const SearchOptions& options_;
   const torch::Tensor& source_;
   const torch::Device device_;
+  const KernelChoice best_tokens_kernel_;  // decided once, for the model's device
   const int64_t beam_;
   const std::vector<SourceInfo>& sources_;  // per sentence, as forbidden_tokens reads them
   std::vector<SentenceResult> sentences_;

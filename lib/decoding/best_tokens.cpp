@@ -32,7 +32,15 @@ BestTokens with_torch(const NextTokenScores& scores, int64_t k, const ForbiddenT
   return best;
 }
 
+// The scan reads host memory: scores elsewhere mean the search decided for another device.
+void require_cpu_scores(const torch::Tensor& values) {
+  if (!values.device().is_cpu())
+    throw Error("search: the CPU best-tokens kernel was chosen but the scores are on " + values.device().str());
+}
+
 }  // namespace
+
+KernelChoice best_tokens_kernel_for(const c10::Device& device) { return kernel_choice_for(device); }
 
 void mask_forbidden(torch::Tensor& scores, const ForbiddenTokens& forbidden) {
   for (const int64_t token : forbidden.everywhere) scores.select(1, token).fill_(kNegativeInfinity);
@@ -46,6 +54,11 @@ void mask_forbidden(torch::Tensor& scores, const ForbiddenTokens& forbidden) {
 }
 
 std::vector<float> log_probs_of(const NextTokenScores& scores, const std::vector<int64_t>& tokens) {
+  return log_probs_of(scores, tokens, best_tokens_kernel_for(scores.values().device()));
+}
+
+std::vector<float> log_probs_of(const NextTokenScores& scores, const std::vector<int64_t>& tokens,
+                                KernelChoice kernel) {
   const auto& values = scores.values();
   if (values.dim() != 2 || values.size(0) != static_cast<int64_t>(tokens.size()))
     throw Error("search: " + std::to_string(tokens.size()) + " tokens to score against scores shaped " +
@@ -54,8 +67,9 @@ std::vector<float> log_probs_of(const NextTokenScores& scores, const std::vector
   for (const int64_t token : tokens)
     if (token < 0 || token >= vocab)
       throw Error("search: token " + std::to_string(token) + " is outside the vocabulary of " + std::to_string(vocab));
-  if (!values.device().is_cpu())
+  if (kernel == KernelChoice::torch_ops)
     return search_detail::to_float_vector(scores.log_probs().gather(1, search_detail::to_tensor(tokens, values.device()).unsqueeze(1)).squeeze(1));
+  require_cpu_scores(values);
   const auto rows = values.to(torch::kFloat).contiguous();
   std::vector<float> result(tokens.size());
   for (size_t r = 0; r < tokens.size(); ++r) {
@@ -72,6 +86,11 @@ std::vector<float> log_probs_of(const NextTokenScores& scores, const std::vector
 }
 
 BestTokens best_tokens(const NextTokenScores& scores, int64_t k, const ForbiddenTokens& forbidden) {
+  return best_tokens(scores, k, forbidden, best_tokens_kernel_for(scores.values().device()));
+}
+
+BestTokens best_tokens(const NextTokenScores& scores, int64_t k, const ForbiddenTokens& forbidden,
+                       KernelChoice kernel) {
   const auto& values = scores.values();
   if (values.dim() != 2 || k < 1 || k > values.size(1))
     throw Error("search: the " + std::to_string(k) + " best tokens asked of scores shaped " +
@@ -80,7 +99,8 @@ BestTokens best_tokens(const NextTokenScores& scores, int64_t k, const Forbidden
   if (static_cast<int64_t>(forbidden.only.size()) != values.size(0))
     throw Error("search: forbidden tokens for " + std::to_string(forbidden.only.size()) + " rows, scores for " +
                 std::to_string(values.size(0)));
-  if (!values.device().is_cpu()) return with_torch(scores, k, forbidden);
+  if (kernel == KernelChoice::torch_ops) return with_torch(scores, k, forbidden);
+  require_cpu_scores(values);
   return scan_best_tokens(values.to(torch::kFloat).contiguous(), scores.normalised(), k, forbidden);
 }
 

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "nmt/base/error.h"
+#include "nmt/decoding/best_tokens.h"
 #include "nmt/decoding/search.h"
 #include "nmt/text/tokenizer.h"
 #include "search_internal.h"
@@ -19,6 +20,7 @@ Hypothesis force_decode(Seq2SeqModel& model, const torch::Tensor& source,
   if (sources.size() != 1) throw Error("force_decode: source must be one sentence [1, S]");
   torch::NoGradGuard no_grad;
   const auto device = source.device();
+  const KernelChoice kernel = best_tokens_kernel_for(device);
   const DecoderStatePtr state = model.initial_state(model.encode(source));
   RowHistory history(1, keep_attention && model.has_attention(),
                      keep_attention && model.attention_layers() > 0, false);
@@ -33,7 +35,7 @@ Hypothesis force_decode(Seq2SeqModel& model, const torch::Tensor& source,
     if (token < 0 || token >= vocab)
       throw Error("force_decode: target id " + std::to_string(token) +
                   " is outside the vocabulary of " + std::to_string(vocab));
-    const float log_prob = log_probs_of(out.scores, {token}).front();  // as the searches normalise
+    const float log_prob = log_probs_of(out.scores, {token}, kernel).front();  // as the searches normalise
     if (t == target.size()) return history.finish(0, log_prob, out, sources[0], scoring);
     history.advance(origin, origin_tensor, true, {token}, {log_prob}, out);
     previous = token;

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "nmt/base/error.h"
+#include "nmt/decoding/best_tokens.h"
 #include "nmt/decoding/search.h"
 #include "nmt/text/tokenizer.h"
 #include "search_internal.h"
@@ -72,9 +73,10 @@ std::vector<Hypothesis> single_path_search(Seq2SeqModel& model, const torch::Ten
 
 std::vector<Hypothesis> greedy_search(Seq2SeqModel& model, const torch::Tensor& source,
                                       const SearchOptions& options) {
-  auto argmax = [](const NextTokenScores& scores, const ForbiddenTokens& forbidden,
-                   const std::vector<int64_t>&, int64_t) {
-    auto best = best_tokens(scores, 1, forbidden);
+  const KernelChoice kernel = best_tokens_kernel_for(source.device());  // once, for the model's device
+  auto argmax = [kernel](const NextTokenScores& scores, const ForbiddenTokens& forbidden,
+                         const std::vector<int64_t>&, int64_t) {
+    auto best = best_tokens(scores, 1, forbidden, kernel);
     return search_detail::RowChoice{std::move(best.tokens), std::move(best.log_probs)};
   };
   return search_detail::single_path_search(model, source, options, {}, argmax);

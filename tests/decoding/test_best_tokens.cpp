@@ -137,3 +137,16 @@ TEST_CASE("best_tokens refuses what it cannot answer", "[search][best_tokens]") 
   CHECK_THROWS_AS(best_tokens(NextTokenScores::logits(logits), 2, none(2)), Error);
   CHECK_THROWS_AS(best_tokens(NextTokenScores::logits(torch::randn({10})), 2, none(3)), Error);
 }
+
+TEST_CASE("a search on a CUDA model reads its scores with LibTorch's operations", "[search][device]") {
+  CHECK(best_tokens_kernel_for(c10::Device(c10::kCPU)) == KernelChoice::cpu_fp32);
+  CHECK(best_tokens_kernel_for(c10::Device(c10::kCUDA)) == KernelChoice::torch_ops);
+  // Both kernels choose the same tokens (here both on CPU scores).
+  torch::manual_seed(9);
+  const auto logits = torch::randn({3, 50});
+  nmt::ForbiddenTokens none;
+  none.only.assign(3, -1);
+  const auto scan = best_tokens(NextTokenScores::logits(logits), 4, none, KernelChoice::cpu_fp32);
+  const auto torch_ops = best_tokens(NextTokenScores::logits(logits), 4, none, KernelChoice::torch_ops);
+  CHECK(scan.tokens == torch_ops.tokens);
+}
