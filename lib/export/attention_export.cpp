@@ -75,8 +75,9 @@ nlohmann::json self_attention_json(const LoadedModel& model, const ExportInput& 
   std::vector<int> decoder_input{SpecialIds::kBos};
   decoder_input.insert(decoder_input.end(), input.hypothesis->tokens.begin(), input.hypothesis->tokens.end());
   std::vector<const std::vector<int>*> source_row{&input.source_ids}, target_row{&decoder_input};
-  const auto source = pad_sequences(source_row, -1, SpecialIds::kEos);
-  const auto target = pad_sequences(target_row, -1, -1);
+  const auto device = model.model->device();  // ids go where the model is (CUDA too)
+  const auto source = pad_sequences(source_row, -1, SpecialIds::kEos).to(device);
+  const auto target = pad_sequences(target_row, -1, -1).to(device);
   const auto weights = model.model->self_attention(source, target);
   std::vector<std::string> decoder_pieces{"<s>"};
   for (int id : input.hypothesis->tokens) decoder_pieces.push_back(model.target_tokenizer.piece(id));

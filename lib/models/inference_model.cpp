@@ -11,6 +11,9 @@ namespace nmt {
 
 InferenceModel::InferenceModel(LoadedModel loaded, Precision precision, const torch::Device& device)
     : loaded_(std::move(loaded)), precision_(precision), device_(device) {
+  // On the device first: the Transformer decides its kernels again when moved, and the
+  // path converts the weights where they are. A no-op for a model already there.
+  loaded_.model->to(device_);
   loaded_.model->use_linear_path(inference_path(precision_, device_));
   loaded_.model->eval();
 }

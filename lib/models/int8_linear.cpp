@@ -56,6 +56,7 @@ Int8Weight quantize_weight_int8(const torch::Tensor& weight) {
 
 torch::Tensor int8_linear(const torch::Tensor& x, const Int8Weight& weight, const torch::Tensor& bias) {
   if (!onednn_int8_gemm_available()) throw Error("int8 inference needs oneDNN's int8 GEMM (not found)");
+  if (!x.device().is_cpu()) throw Error("int8 inference runs on the CPU only, got an input on " + x.device().str());
   const auto a = x.to(torch::kFloat).contiguous();
   const int64_t rows = a.size(0), in = a.size(1), out = weight.values.size(0);
   if (weight.values.size(1) != in)

@@ -22,6 +22,20 @@ std::string describe_int8() {
                "u8s8s32 GEMM (" + vector_isa() + " without VNNI)";
 }
 
+// The paths off the CPU: LibTorch's linear on the tensors' device (cuBLAS on CUDA).
+std::string describe_device_linear_path(LinearPath path, const torch::Device& device) {
+  const std::string library = "LibTorch linear on " + device.str() + (device.is_cuda() ? " (cuBLAS)" : "");
+  switch (path) {
+    case LinearPath::fp32_torch: return "fp32, " + library;
+    case LinearPath::bf16_mixed:
+      return "bf16 products of fp32 weights cast at every forward (mixed precision), " + library;
+    case LinearPath::bf16_weights: return "bf16, weights converted once, " + library;
+    case LinearPath::fp32_onednn:
+    case LinearPath::int8: break;
+  }
+  return linear_path_name(path) + " reads host memory and cannot run on " + device.str();
+}
+
 }  // namespace
 
 std::string linear_path_name(LinearPath path) {
@@ -35,7 +49,8 @@ std::string linear_path_name(LinearPath path) {
   return "unknown";
 }
 
-std::string describe_linear_path(LinearPath path) {
+std::string describe_linear_path(LinearPath path, const torch::Device& device) {
+  if (!device.is_cpu()) return describe_device_linear_path(path, device);
   switch (path) {
     case LinearPath::fp32_torch: return "fp32, LibTorch linear (BLAS)";
     case LinearPath::fp32_onednn: return "fp32, oneDNN sgemm (" + vector_isa() + ")";

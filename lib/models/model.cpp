@@ -24,7 +24,12 @@ std::vector<LinearImpl*> Seq2SeqModel::linear_layers() {
 }
 
 std::vector<LayerComputation> Seq2SeqModel::layer_computations() const {
-  return {{"Linear layers", describe_linear_path(linear_path())}};
+  return {{"Linear layers", describe_linear_path(linear_path(), device())}};
+}
+
+c10::Device Seq2SeqModel::device() const {
+  const auto all = parameters();
+  return all.empty() ? c10::Device(c10::kCPU) : all.front().device();
 }
 
 void Seq2SeqModel::use_linear_path(LinearPath path) {

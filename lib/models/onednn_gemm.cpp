@@ -29,6 +29,14 @@ SgemmFunction sgemm() {
   return function;
 }
 
+// oneDNN's sgemm reads host memory: a model moved off the CPU must be set up again
+// (inference_path, training_path), not keep a CPU path.
+void require_cpu(const torch::Tensor& t, const char* operation) {
+  if (!t.device().is_cpu())
+    throw Error(std::string(operation) + ": oneDNN's fp32 GEMM runs on the CPU only, got a tensor on " +
+                t.device().str() + " (set the model's Linear path up again after moving it)");
+}
+
 }  // namespace
 
 bool onednn_fp32_gemm_enabled() { return sgemm() != nullptr; }
@@ -37,6 +45,7 @@ int64_t onednn_linear_calls() { return calls.load(std::memory_order_relaxed); }
 
 torch::Tensor onednn_linear(const torch::Tensor& x, const torch::Tensor& weight,
                             const torch::Tensor& bias) {
+  require_cpu(x, "onednn_linear");
   const auto a = x.contiguous();
   const auto w = weight.contiguous();
   const std::int64_t rows = a.size(0), in = a.size(1), out = w.size(0);
@@ -60,6 +69,7 @@ torch::Tensor onednn_linear(const torch::Tensor& x, const torch::Tensor& weight,
 }
 
 torch::Tensor onednn_matmul(const torch::Tensor& a, bool transpose_a, const torch::Tensor& b, bool transpose_b) {
+  require_cpu(a, "onednn_matmul");
   const auto left = a.contiguous(), right = b.contiguous();
   const std::int64_t rows = transpose_a ? left.size(1) : left.size(0);
   const std::int64_t inner = transpose_a ? left.size(0) : left.size(1);

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "nmt/base/cpu_features.h"
+#include "nmt/base/device.h"
 #include "nmt/base/error.h"
 #include "nmt/models/int8_linear.h"
 
@@ -28,7 +29,11 @@ std::string unsupported_reason(Precision precision, const torch::Device& device)
   switch (precision) {
     case Precision::fp32: return "";
     case Precision::bf16:
-      if (!device.is_cpu()) return "";  // CUDA: accepted unchecked (untested)
+      if (!device.is_cpu())
+        return cuda_supports_bf16(device)
+                   ? ""
+                   : "bf16 on " + device.str() + " needs a GPU of compute capability 8.0 or later (Ampere, Hopper) "
+                     "and a LibTorch built with CUDA's headers: use fp32";
       if (!cpu_has_native_bf16())
         return "bf16 needs a CPU with AVX512-BF16 (" + cpu_lacks("this one lacks it") +
                "; it would run slower than fp32): use fp32";
@@ -71,9 +76,10 @@ bool precision_supported(Precision precision, const torch::Device& device) {
 
 Precision resolve_training_precision(const std::string& name, const torch::Device& device) {
   if (name == "auto") {
-    // CUDA stays fp32 under auto: its bf16 path is untested here.
-    const bool native = device.is_cpu() && precision_supported(Precision::bf16, device);
-    return native ? Precision::bf16 : Precision::fp32;
+    // bf16 where the device multiplies it natively: a CPU with AVX512-BF16, a CUDA GPU of
+    // compute capability 8.0+. Either way the same bf16_mixed path: fp32 master weights and
+    // loss (linear_path.h says why our own casts rather than autocast).
+    return precision_supported(Precision::bf16, device) ? Precision::bf16 : Precision::fp32;
   }
   const auto precision = parse_precision(name);
   if (precision == Precision::int8)

@@ -7,6 +7,17 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "nmt_torch_build.h"
+// A LibTorch built with CUDA has NCCL too (CMakeLists.txt checks); its header is guarded
+// by this macro as Gloo's is.
+#if NMT_WITH_NCCL
+#ifndef USE_C10D_NCCL
+#define USE_C10D_NCCL
+#endif
+#include <c10/cuda/CUDAFunctions.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -82,14 +93,72 @@ DistributedOptions distributed_options_from_environment(DistributedOptions optio
   return options;
 }
 
+bool nccl_available() { return NMT_WITH_NCCL != 0; }
+
+DistributedBackend distributed_backend_for(const c10::Device& device) {
+  if (device.is_cpu()) return DistributedBackend::gloo;
+  if (!nccl_available())
+    throw Error("distributed training on " + device.str() +
+                " needs NCCL, and this LibTorch has none (Debian's is built without CUDA): train on the CPU "
+                "(Gloo) or build against a LibTorch with CUDA");
+  return DistributedBackend::nccl;
+}
+
+std::string backend_name(DistributedBackend backend) { return backend == DistributedBackend::nccl ? "NCCL" : "Gloo"; }
+
+// The group's collectives, by backend. Each is its own type: LibTorch 1.x derives both from
+// c10d::ProcessGroup, 2.x from c10d::Backend, so no common base is named here.
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+#if NMT_WITH_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
+#endif
+
+  // `call` on whichever group this run joined.
+  template <typename Call>
+  c10::intrusive_ptr<c10d::Work> run(Call call) {
+#if NMT_WITH_NCCL
+    if (nccl) return call(*nccl);
+#endif
+    return call(*gloo);
+  }
 };
 
-ProcessGroup::ProcessGroup(const DistributedOptions& options) : options_(options) {
+namespace {
+
+c10::intrusive_ptr<c10d::ProcessGroupGloo> join_gloo(const DistributedOptions& options,
+                                                     const c10::intrusive_ptr<c10d::Store>& store) {
+  auto group_options = c10d::ProcessGroupGloo::Options::create(as_duration(options.timeout_seconds));
+  // GLOO_SOCKET_IFNAME picks the network interface, as in PyTorch; otherwise the
+  // address this machine's hostname resolves to (loopback when it resolves to none).
+  const auto interface = environment("GLOO_SOCKET_IFNAME");
+  group_options->devices = {interface.empty() ? c10d::ProcessGroupGloo::createDefaultDevice()
+                                              : c10d::ProcessGroupGloo::createDeviceForInterface(interface)};
+  group_options->threads = 2;
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, options.rank, options.world_size, group_options);
+}
+
+#if NMT_WITH_NCCL
+// One GPU per rank: the rank's device is its local rank, made current before NCCL's
+// communicator is created so that it and every collective use that GPU.
+c10::intrusive_ptr<c10d::ProcessGroupNCCL> join_nccl(const DistributedOptions& options,
+                                                     const c10::intrusive_ptr<c10d::Store>& store) {
+  c10::cuda::set_device(static_cast<c10::DeviceIndex>(options.local_rank));
+  auto group_options = c10d::ProcessGroupNCCL::Options::create();
+  group_options->timeout = as_duration(options.timeout_seconds);
+  return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, options.rank, options.world_size, group_options);
+}
+#endif
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(const DistributedOptions& options, DistributedBackend backend)
+    : options_(options), backend_(backend) {
   options_.validate();
   if (!options_.enabled()) return;
+  if (backend_ == DistributedBackend::nccl && !nccl_available())
+    throw Error("distributed training: NCCL was asked for, and this LibTorch has none");
   impl_ = std::make_unique<Impl>();
   try {
     c10d::TCPStoreOptions store_options;
@@ -100,15 +169,10 @@ ProcessGroup::ProcessGroup(const DistributedOptions& options) : options_(options
     store_options.timeout = as_duration(options_.timeout_seconds);
     without_libuv(store_options, 0);
     impl_->store = c10::make_intrusive<c10d::TCPStore>(options_.master_addr, store_options);
-    auto group_options = c10d::ProcessGroupGloo::Options::create(as_duration(options_.timeout_seconds));
-    // GLOO_SOCKET_IFNAME picks the network interface, as in PyTorch; otherwise the
-    // address this machine's hostname resolves to (loopback when it resolves to none).
-    const auto interface = environment("GLOO_SOCKET_IFNAME");
-    group_options->devices = {interface.empty() ? c10d::ProcessGroupGloo::createDefaultDevice()
-                                                : c10d::ProcessGroupGloo::createDeviceForInterface(interface)};
-    group_options->threads = 2;
-    impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options_.rank,
-                                                               options_.world_size, group_options);
+#if NMT_WITH_NCCL
+    if (backend_ == DistributedBackend::nccl) impl_->nccl = join_nccl(options_, impl_->store);
+#endif
+    if (backend_ == DistributedBackend::gloo) impl_->gloo = join_gloo(options_, impl_->store);
   } catch (const std::exception& e) {
     throw Error("distributed training: rank " + std::to_string(options_.rank) + " of " +
                 std::to_string(options_.world_size) + " could not join " + options_.master_addr + ":" +
@@ -119,6 +183,11 @@ ProcessGroup::ProcessGroup(const DistributedOptions& options) : options_(options
 }
 
 ProcessGroup::~ProcessGroup() = default;
+
+c10::Device ProcessGroup::device() const {
+  if (backend_ == DistributedBackend::gloo) return c10::Device(c10::kCPU);
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(options_.local_rank));
+}
 
 namespace {
 
@@ -168,32 +237,32 @@ void ProcessGroup::broadcast(const std::vector<torch::Tensor>& tensors) {
   if (!impl_ || tensors.empty()) return;
   torch::NoGradGuard no_grad;  // parameters are overwritten in place
   bucketed(options_, "broadcast", tensors, 32 << 20, [&](std::vector<torch::Tensor>& flat) {
-    return impl_->group->broadcast(flat, c10d::BroadcastOptions{});
+    return impl_->run([&](auto& group) { return group.broadcast(flat, c10d::BroadcastOptions{}); });
   });
 }
 
 void ProcessGroup::sum(const std::vector<torch::Tensor>& tensors, int64_t bucket_bytes) {
   if (!impl_ || tensors.empty()) return;
   bucketed(options_, "all-reduce", tensors, bucket_bytes, [&](std::vector<torch::Tensor>& flat) {
-    return impl_->group->allreduce(flat, c10d::AllreduceOptions{});
+    return impl_->run([&](auto& group) { return group.allreduce(flat, c10d::AllreduceOptions{}); });
   });
 }
 
 double ProcessGroup::sum(double value) {
   if (!impl_) return value;
-  auto tensor = torch::tensor({value}, torch::kFloat64);
+  auto tensor = torch::tensor({value}, torch::kFloat64).to(device());
   sum({tensor});
   return tensor.item<double>();
 }
 
 int64_t ProcessGroup::max(int64_t value) {
   if (!impl_) return value;
-  auto tensor = torch::tensor({value}, torch::kInt64);
+  auto tensor = torch::tensor({value}, torch::kInt64).to(device());
   std::vector<torch::Tensor> argument{tensor};
   c10d::AllreduceOptions reduce;
   reduce.reduceOp = c10d::ReduceOp::MAX;
   try {
-    impl_->group->allreduce(argument, reduce)->wait();
+    impl_->run([&](auto& group) { return group.allreduce(argument, reduce); })->wait();
   } catch (const std::exception& e) {
     fail(options_, "all-reduce", e);
   }
@@ -202,17 +271,20 @@ int64_t ProcessGroup::max(int64_t value) {
 
 std::string ProcessGroup::broadcast_bytes(const std::string& bytes) {
   if (!impl_) return bytes;
-  auto size = torch::tensor({static_cast<int64_t>(bytes.size())}, torch::kInt64);
+  auto size = torch::tensor({static_cast<int64_t>(bytes.size())}, torch::kInt64).to(device());
   broadcast({size});
-  auto data = torch::zeros({size.item<int64_t>()}, torch::kUInt8);
-  if (is_main()) std::memcpy(data.data_ptr(), bytes.data(), bytes.size());
+  auto host = torch::zeros({size.item<int64_t>()}, torch::kUInt8);
+  if (is_main()) std::memcpy(host.data_ptr(), bytes.data(), bytes.size());
+  // NCCL moves only device memory: the bytes travel through the rank's GPU there.
+  auto data = host.to(device());
   if (data.numel() > 0) broadcast({data});
-  return std::string(static_cast<const char*>(data.data_ptr()), static_cast<size_t>(data.numel()));
+  host = data.to(torch::kCPU);
+  return std::string(static_cast<const char*>(host.data_ptr()), static_cast<size_t>(host.numel()));
 }
 
 void ProcessGroup::check_same(int64_t value, const std::string& what) {
   if (!impl_) return;
-  auto reference = torch::tensor({value}, torch::kInt64);
+  auto reference = torch::tensor({value}, torch::kInt64).to(device());
   broadcast({reference});
   const int64_t expected = reference.item<int64_t>();
   // Agree on the verdict first, so that every rank stops with the same message.
@@ -227,7 +299,7 @@ void ProcessGroup::wait_for_main() {
   // Rank 0 itself waits for the others with the usual timeout (one may hang).
   if (!is_main()) options.timeout = as_duration(options_.timeout_seconds * kValidationWaitFactor);
   try {
-    impl_->group->barrier(options)->wait();
+    impl_->run([&](auto& group) { return group.barrier(options); })->wait();
   } catch (const std::exception& e) {
     fail(options_, is_main() ? "barrier after validation" : "waiting for rank 0 to validate and save", e);
   }

@@ -42,6 +42,14 @@ Key state_key(const torch::Tensor& parameter) {
   }
 }
 
+// The archive's moments are read onto the CPU; a run on CUDA keeps them with their
+// parameter (LibTorch's step needs both on one device). A no-op on the CPU.
+void on_device_of(const torch::Tensor& parameter, torch::optim::AdamParamState& state) {
+  if (state.exp_avg().defined()) state.exp_avg(state.exp_avg().to(parameter.device()));
+  if (state.exp_avg_sq().defined()) state.exp_avg_sq(state.exp_avg_sq().to(parameter.device()));
+  if (state.max_exp_avg_sq().defined()) state.max_exp_avg_sq(state.max_exp_avg_sq().to(parameter.device()));
+}
+
 }  // namespace
 
 OptimizerStateKey optimizer_state_key(const torch::Tensor& parameter) {
@@ -108,7 +116,9 @@ void FusedAdam::load(torch::serialize::InputArchive& archive) {
       c10::IValue key;
       group.read("params/" + std::to_string(i), key);
       const auto found = saved.find(key.toStringRef());
-      if (found != saved.end()) state_[optimizer_state_key(parameters[i])] = std::move(found->second);
+      if (found == saved.end()) continue;
+      on_device_of(parameters[i], *found->second);
+      state_[optimizer_state_key(parameters[i])] = std::move(found->second);
     }
     torch::serialize::InputArchive options_archive;
     group.read("options", options_archive);

@@ -24,7 +24,8 @@ void TrainingRun::synchronise_ranks() {
   if (!group.is_main())
     torch::manual_seed(static_cast<uint64_t>(config_.train.seed) + 7919ULL * group.rank() +
                        static_cast<uint64_t>(progress_.step));
-  log_->message("distributed: " + std::to_string(group.world_size()) + " ranks (Gloo); an update covers " +
+  log_->message("distributed: " + std::to_string(group.world_size()) + " ranks (" + backend_name(group.backend()) +
+                "); an update covers " +
                    std::to_string(group.world_size()) + " x " + std::to_string(config_.train.accumulate) +
                    " batches of ~" + std::to_string(config_.train.batch_tokens) + " tokens");
 }
@@ -36,7 +37,8 @@ void TrainingRun::share_validation_outcome() {
   group_->wait_for_main();
   auto& schedule = *learning_rate_;
   auto state = torch::tensor({schedule.plateau_scale, static_cast<double>(schedule.stalled_validations)},
-                             torch::kFloat64);
+                             torch::kFloat64)
+                   .to(group_->device());  // NCCL moves only device memory
   group_->broadcast({state});
   schedule.plateau_scale = state[0].item<double>();
   schedule.stalled_validations = static_cast<int64_t>(state[1].item<double>());

@@ -282,9 +282,12 @@ TrainingResult TrainingRun::run_training(double startup_seconds) {
 
 bool TrainingRun::prepare() {
   device_ = parse_device(options_.device);
-  if (options_.distributed.enabled() && !device_.is_cpu())
-    throw Error("distributed training runs on CPU (Gloo) only: this LibTorch has no NCCL for " + options_.device);
-  group_ = std::make_unique<ProcessGroup>(options_.distributed);
+  // Chosen once: Gloo on the CPU, NCCL on CUDA (an error where LibTorch has no NCCL), and
+  // there one GPU per rank, the one its local rank names.
+  const auto backend = options_.distributed.enabled() ? distributed_backend_for(device_) : DistributedBackend::gloo;
+  if (backend == DistributedBackend::nccl)
+    device_ = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(options_.distributed.local_rank));
+  group_ = std::make_unique<ProcessGroup>(options_.distributed, backend);
   log_ = std::make_unique<TrainingLog>(options_.quiet || !is_main(), is_main());
   // Locked before last.pt is read: another run may be writing it.
   if (is_main() && std::filesystem::is_directory(options_.model_dir)) lock_ = DirectoryLock(options_.model_dir);

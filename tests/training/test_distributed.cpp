@@ -207,3 +207,16 @@ TEST_CASE("distributed options come from the torchrun variables and are checked"
   CHECK_THROWS_WITH(nmt::distributed_options_from_environment(), HasSubstring("RANK must be an integer"));
   for (const char* name : {"WORLD_SIZE", "RANK", "MASTER_ADDR", "MASTER_PORT"}) ::unsetenv(name);
 }
+
+TEST_CASE("data-parallel training takes Gloo on the CPU and NCCL on CUDA, or says NCCL is missing",
+          "[distributed][device]") {
+  CHECK(nmt::distributed_backend_for(c10::Device(c10::kCPU)) == nmt::DistributedBackend::gloo);
+  CHECK(nmt::backend_name(nmt::DistributedBackend::gloo) == "Gloo");
+  CHECK(nmt::backend_name(nmt::DistributedBackend::nccl) == "NCCL");
+  if (nmt::nccl_available()) {
+    CHECK(nmt::distributed_backend_for(c10::Device(c10::kCUDA)) == nmt::DistributedBackend::nccl);
+  } else {
+    CHECK_THROWS_WITH(nmt::distributed_backend_for(c10::Device(c10::kCUDA)), HasSubstring("needs NCCL"));
+  }
+  CHECK(nmt::ProcessGroup(nmt::DistributedOptions{}).device() == c10::Device(c10::kCPU));  // a group of one, Gloo
+}

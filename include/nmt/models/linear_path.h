@@ -9,6 +9,15 @@
 //                 and validation on the CPU, fp32 training on CPUs with AVX-512.
 //   bf16_mixed    mixed-precision training: fp32 master weights cast to bf16 at every
 //                 forward; autograd casts the gradients back to fp32.
+//                 The same path on CUDA (cuBLAS's bf16 GEMM), rather than LibTorch's
+//                 autocast: autocast's C++ switches differ between the LibTorch versions
+//                 the project builds against (1.13: at::autocast::set_enabled and
+//                 set_autocast_gpu_dtype, CUDA only; 2.4+: set_autocast_enabled(device
+//                 type, bool), the old ones deprecated), it is thread-local state a
+//                 caller must scope around every forward, and its op lists would also cast
+//                 attention's products, which stay fp32 here. Our casts are explicit
+//                 per Linear, the same on CPU and CUDA, and keep the loss and the
+//                 weights fp32.
 //   bf16_weights  bf16 inference: the weights were converted once (Transformer only).
 //   int8          int8 inference: the weights were quantized once (int8_linear.h;
 //                 Transformer only).
@@ -27,7 +36,9 @@ std::string linear_path_name(LinearPath path);
 
 /// What runs on `path` on this machine, for --verbose: the library, the kernel and the
 /// instruction set it uses (cpu_features(), so NMT_CPU_ISA counts).
-std::string describe_linear_path(LinearPath path);
+/// On another device than the CPU (CUDA) the same path runs LibTorch's linear there
+/// (cuBLAS); fp32_onednn and int8 are CPU paths (their products read host memory).
+std::string describe_linear_path(LinearPath path, const torch::Device& device = torch::kCPU);
 
 /// Whether taking `path` converts the weights for good (bf16_weights, int8): a model on it
 /// cannot take another path.

@@ -137,6 +137,9 @@ class Seq2SeqModel : public torch::nn::Module {
   /// How every Linear product of the model is computed (linear_path.h); a built or
   /// loaded model is on fp32_torch, LibTorch's own (differentiable) path.
   LinearPath linear_path() const { return linear_path_; }
+  /// Where the model's parameters are (the CPU for a model without any): the device its
+  /// paths and kernels were decided for, as --verbose describes them.
+  c10::Device device() const;
   /// Puts every Linear layer on `path`, converting the weights it reads (bf16_weights,
   /// int8: once and for good). Everything is converted before anything is replaced, so a
   /// failure leaves the model as it was. nmt::Error for a path the family does not run,

@@ -37,13 +37,15 @@ std::vector<std::string> precision_names();
 bool precision_supported(Precision precision, const torch::Device& device);
 
 /// train.precision: "fp32", "bf16" (checked: require_precision_support) or "auto": bf16
-/// on a CPU that multiplies bf16 natively, fp32 otherwise (any family: bf16 applies to
+/// on a CPU that multiplies bf16 natively or a CUDA GPU that does (cuda_supports_bf16:
+/// compute capability 8.0+), fp32 otherwise (any family: bf16 applies to
 /// its Linear layers and GRU cells). int8 is for inference only (an error here).
 Precision resolve_training_precision(const std::string& name, const torch::Device& device);
 
 /// Throws nmt::Error when `precision` would be slow or unsupported on `device` (a CPU
 /// without AVX512-BF16 for bf16, without AVX2 or oneDNN's int8 GEMM for int8). CUDA:
-/// bf16 is accepted unchecked (untested); int8 is CPU only.
+/// bf16 on compute capability 8.0+ only (base/device.h: cuda_supports_bf16); int8 is CPU
+/// only.
 void require_precision_support(Precision precision, const torch::Device& device);
 
 }  // namespace nmt

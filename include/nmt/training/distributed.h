@@ -1,8 +1,9 @@
 #pragma once
 // Data-parallel training over several processes (and machines) with PyTorch's own
-// distributed engine, c10d: a TCPStore for the rendezvous and ProcessGroupGloo for the
-// collectives. Every rank holds a full model replica; gradients are summed with
+// distributed engine, c10d: a TCPStore for the rendezvous and ProcessGroupGloo (CPU) or,
+// where LibTorch has it, ProcessGroupNCCL (CUDA, one GPU per rank) for the collectives. Every rank holds a full model replica; gradients are summed with
 // bucketed all-reduces so that all replicas take the same optimizer step.
+#include <c10/core/Device.h>
 #include <torch/types.h>
 
 #include <chrono>
@@ -20,7 +21,7 @@ constexpr double kValidationWaitFactor = 10;
 struct DistributedOptions {
   int world_size = 1;
   int rank = 0;
-  int local_rank = 0;                  ///< rank on this machine (informational on CPU)
+  int local_rank = 0;                  ///< rank on this machine: its GPU's index on CUDA
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   double timeout_seconds = 600;        ///< a rank that never joins or stops answering fails the run after this
@@ -35,13 +36,26 @@ struct DistributedOptions {
 /// is an error naming the variable.
 DistributedOptions distributed_options_from_environment(DistributedOptions defaults = {});
 
+enum class DistributedBackend { gloo, nccl };
+
+/// Whether this LibTorch has c10d's NCCL (built with CUDA: CMakeLists.txt decides).
+bool nccl_available();
+
+/// The backend for a model on `device`, decided once where training starts: Gloo on the
+/// CPU, NCCL on CUDA. nmt::Error on CUDA without NCCL (Debian's LibTorch).
+DistributedBackend distributed_backend_for(const c10::Device& device);
+
+/// "Gloo" or "NCCL", as the run's log names it.
+std::string backend_name(DistributedBackend backend);
+
 /// The collectives training needs. With world_size 1 every call is a cheap no-op, so the
 /// trainer has a single code path.
 class ProcessGroup {
  public:
-  /// Joins the group (blocks until all ranks arrive or the timeout passes).
-  /// Only CPU tensors: Debian's LibTorch has no NCCL.
-  explicit ProcessGroup(const DistributedOptions& options);
+  /// Joins the group (blocks until all ranks arrive or the timeout passes). Gloo takes CPU
+  /// tensors; NCCL takes tensors on this rank's GPU (cuda:local_rank), which it makes the
+  /// current device.
+  explicit ProcessGroup(const DistributedOptions& options, DistributedBackend backend = DistributedBackend::gloo);
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
@@ -49,6 +63,9 @@ class ProcessGroup {
   int rank() const { return options_.rank; }
   int world_size() const { return options_.world_size; }
   bool is_main() const { return options_.rank == 0; }
+  DistributedBackend backend() const { return backend_; }
+  /// Where the tensors of collectives live: the CPU for Gloo, cuda:local_rank for NCCL.
+  c10::Device device() const;
 
   /// Copies rank 0's tensors into everyone's, in place (bucketed).
   void broadcast(const std::vector<torch::Tensor>& tensors);
@@ -69,6 +86,7 @@ class ProcessGroup {
  private:
   struct Impl;
   DistributedOptions options_;
+  DistributedBackend backend_;
   std::unique_ptr<Impl> impl_;
 };
 

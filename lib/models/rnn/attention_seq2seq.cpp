@@ -133,7 +133,7 @@ ForwardOutput AttentionSeq2Seq::forward(const torch::Tensor& source, const torch
 }
 
 std::vector<LayerComputation> AttentionSeq2Seq::layer_computations() const {
-  return {{"Linear layers (bridge, attention, combine, output)", describe_linear_path(linear_path())},
+  return {{"Linear layers (bridge, attention, combine, output)", describe_linear_path(linear_path(), device())},
           {"decoder GRU cells", describe_gru_cell_step(linear_path())},
           {"encoder GRU (nn::GRU)", "fp32, LibTorch"}};
 }

@@ -80,7 +80,7 @@ ForwardOutput GruSeq2Seq::forward(const torch::Tensor& source, const torch::Tens
 }
 
 std::vector<LayerComputation> GruSeq2Seq::layer_computations() const {
-  return {{"Linear layers (bridge, output)", describe_linear_path(linear_path())},
+  return {{"Linear layers (bridge, output)", describe_linear_path(linear_path(), device())},
           {"encoder and decoder GRU (nn::GRU)", "fp32, LibTorch"}};
 }
 
