@@ -8,11 +8,13 @@
 #include "nmt/decoding/translator.h"
 #include "nmt/text/batching.h"
 #include "support/tiny_task.h"
+#include "support/test_device.h"
 
 using namespace nmt;
 using nmt::test::ScratchDir;
 
 TEST_CASE("beam hypotheses' token log-probs equal forced decoding", "[translator][search]") {
+  NMT_TEST_DEVICE_OR_SKIP(device);
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
   const std::vector<std::string> lines{"seven hundred two", "forty-one thousand", "nine",
@@ -23,10 +25,10 @@ TEST_CASE("beam hypotheses' token log-probs equal forced decoding", "[translator
       options.search.beam = 4;
       options.search.nbest = 4;
       options.search.max_length_extra = 4;
-      Translator translator(set_up_for_inference(test::random_model(dir, arch, 5), Precision::fp32, torch::kCPU), options);
+      Translator translator(set_up_for_inference(test::random_model(dir, arch, 5), Precision::fp32, device), options);
       for (const auto& t : translator.translate(lines)) {
         std::vector<const std::vector<int>*> row{&t.source_ids};
-        const auto source = pad_sequences(row, -1, SpecialIds::kEos);
+        const auto source = pad_sequences(row, -1, SpecialIds::kEos).to(device);
         REQUIRE(!t.hypotheses.empty());
         for (size_t k = 0; k < t.hypotheses.size(); ++k) {
           INFO("hypothesis " << k);

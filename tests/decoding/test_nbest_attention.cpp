@@ -7,11 +7,13 @@
 #include "nmt/decoding/translator.h"
 #include "nmt/text/batching.h"
 #include "support/tiny_task.h"
+#include "support/test_device.h"
 
 using namespace nmt;
 using nmt::test::ScratchDir;
 
 TEST_CASE("every n-best hypothesis has the attention of its own tokens", "[translator][attention]") {
+  NMT_TEST_DEVICE_OR_SKIP(device);
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
   for (const std::string arch : {"attention", "transformer"}) {
@@ -21,12 +23,12 @@ TEST_CASE("every n-best hypothesis has the attention of its own tokens", "[trans
       options.search.nbest = 4;
       options.search.max_length_extra = 4;
       options.search.keep_attention = true;
-      Translator translator(set_up_for_inference(test::random_model(dir, arch, 5), Precision::fp32, torch::kCPU), options);
+      Translator translator(set_up_for_inference(test::random_model(dir, arch, 5), Precision::fp32, device), options);
       const auto results = translator.translate({"seven hundred two", "forty-one thousand"});
       for (const auto& t : results) {
         REQUIRE(t.hypotheses.size() == 4);
         std::vector<const std::vector<int>*> row{&t.source_ids};
-        const auto source = pad_sequences(row, -1, SpecialIds::kEos);
+        const auto source = pad_sequences(row, -1, SpecialIds::kEos).to(device);
         for (size_t k = 0; k < t.hypotheses.size(); ++k) {
           INFO("hypothesis " << k);
           const auto& h = t.hypotheses[k];

@@ -6,6 +6,7 @@
 #include "nmt/models/registry.h"
 #include "nmt/decoding/translator.h"
 #include "support/tiny_task.h"
+#include "support/test_device.h"
 
 using namespace nmt;
 using nmt::test::ScratchDir;
@@ -19,6 +20,7 @@ const std::vector<std::string> kLines = {
 }  // namespace
 
 TEST_CASE("translating a batch equals translating line by line", "[translator]") {
+  NMT_TEST_DEVICE_OR_SKIP(device);
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
   for (const std::string arch : {"gru", "attention", "transformer"}) {
@@ -29,9 +31,9 @@ TEST_CASE("translating a batch equals translating line by line", "[translator]")
         options.search.nbest = beam;
         options.search.max_length_extra = 4;
         options.batch_tokens = 60;  // several batches
-        Translator batched(set_up_for_inference(test::random_model(dir, arch, 11), Precision::fp32, torch::kCPU), options);
+        Translator batched(set_up_for_inference(test::random_model(dir, arch, 11), Precision::fp32, device), options);
         options.batch_size = 1;
-        Translator single(set_up_for_inference(test::random_model(dir, arch, 11), Precision::fp32, torch::kCPU), options);
+        Translator single(set_up_for_inference(test::random_model(dir, arch, 11), Precision::fp32, device), options);
         const auto all = batched.translate(kLines);
         REQUIRE(all.size() == kLines.size());
         for (size_t i = 0; i < kLines.size(); ++i) {
@@ -50,12 +52,13 @@ TEST_CASE("translating a batch equals translating line by line", "[translator]")
 }
 
 TEST_CASE("empty and invalid lines keep their place", "[translator]") {
+  NMT_TEST_DEVICE_OR_SKIP(device);
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
   TranslateOptions options;
   options.search.beam = 2;
   options.search.max_length_extra = 3;
-  Translator translator(set_up_for_inference(test::random_model(dir, "attention", 11), Precision::fp32, torch::kCPU), options);
+  Translator translator(set_up_for_inference(test::random_model(dir, "attention", 11), Precision::fp32, device), options);
   const auto results = translator.translate(kLines);
   REQUIRE(results.size() == kLines.size());
   CHECK(results[1].hypotheses.empty());
@@ -68,13 +71,14 @@ TEST_CASE("empty and invalid lines keep their place", "[translator]") {
 }
 
 TEST_CASE("over-long inputs are truncated and flagged", "[translator]") {
+  NMT_TEST_DEVICE_OR_SKIP(device);
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
   TranslateOptions options;
   options.search.beam = 1;
   options.search.max_length_extra = 2;
   options.max_input_tokens = 5;
-  Translator translator(set_up_for_inference(test::random_model(dir, "transformer", 11), Precision::fp32, torch::kCPU), options);
+  Translator translator(set_up_for_inference(test::random_model(dir, "transformer", 11), Precision::fp32, device), options);
   const auto result = translator.translate({"seven hundred seventy-seven thousand seven hundred seventy-seven"}).front();
   CHECK(result.truncated);
   CHECK(result.source_ids.size() == 5);
@@ -83,16 +87,18 @@ TEST_CASE("over-long inputs are truncated and flagged", "[translator]") {
 }
 
 TEST_CASE("the Transformer's input limit respects its positional table", "[translator]") {
+  NMT_TEST_DEVICE_OR_SKIP(device);
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
   auto model = test::random_model(dir, "transformer", 11);
   model.config.model.transformer.max_positions = 40;
   model.model = build_model(model.config.model);  // the limit is the model's own table
   TranslateOptions options;  // ratio 2, extra 10: 2L + 10 + 2 <= 40 gives L = 14
-  CHECK(Translator(set_up_for_inference(model, Precision::fp32, torch::kCPU), options).input_token_limit() == 14);
+  CHECK(Translator(set_up_for_inference(model, Precision::fp32, device), options).input_token_limit() == 14);
 }
 
 TEST_CASE("a line whose prefix or constraints the model cannot take is skipped alone", "[translator]") {
+  NMT_TEST_DEVICE_OR_SKIP(device);
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
   auto model = test::random_model(dir, "transformer", 11);
@@ -101,7 +107,7 @@ TEST_CASE("a line whose prefix or constraints the model cannot take is skipped a
   TranslateOptions options;
   options.search.beam = 2;
   options.search.max_length_extra = 3;
-  Translator translator(set_up_for_inference(model, Precision::fp32, torch::kCPU), options);
+  Translator translator(set_up_for_inference(model, Precision::fp32, device), options);
   std::string long_prefix;
   for (int i = 0; i < 60; ++i) long_prefix += "seven ";
   const std::vector<std::string> too_many(SearchOptions::kMaxConstraints + 1, "eight");

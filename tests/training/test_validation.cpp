@@ -9,15 +9,17 @@
 #include "nmt/text/batching.h"
 #include "nmt/training/validation.h"
 #include "support/tiny_task.h"
+#include "support/test_device.h"
 
 using namespace nmt;
 
 TEST_CASE("validation scores every metric, exact match against normalised references", "[validation]") {
+  NMT_TEST_DEVICE_OR_SKIP(device);
   test::ScratchDir dir;
   test::make_tiny_task(dir);
   auto model = test::random_model(dir, "transformer", 3);
   // The references come from the path validation computes on.
-  const InferenceModel inference(model, Precision::fp32, torch::kCPU);
+  const InferenceModel inference(model, Precision::fp32, device);
   const auto corpus = read_parallel_corpus(dir.file("valid.en"), dir.file("valid.de"));
   ValidationSet data;
   data.encoded = encode_parallel_corpus(corpus, model.source_tokenizer, model.target_tokenizer, 0);
@@ -27,7 +29,7 @@ TEST_CASE("validation scores every metric, exact match against normalised refere
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < data.encoded.source.size(); ++i) {
     const std::vector<const std::vector<int>*> row{&data.encoded.source[i]};
-    const auto output = greedy_search(*model.model, pad_sequences(row, -1, SpecialIds::kEos), greedy);
+    const auto output = greedy_search(*model.model, pad_sequences(row, -1, SpecialIds::kEos).to(device), greedy);
     const auto text = model.target_tokenizer.decode(output[0].tokens);
     data.normalised_references.push_back(text);
     data.references.push_back("  " + text + "  ");  // the tokenizer drops these spaces
