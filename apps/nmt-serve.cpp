@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
   app.add_option("--precision", precision, nmt::kPrecisionHelp)
       ->check(CLI::IsMember(nmt::precision_names()))
       ->capture_default_str();
-  app.add_option("--device", device_name, "cpu or cuda")->capture_default_str();
+  app.add_option("--device", device_name, "cpu, cuda (the current GPU) or cuda:N")->capture_default_str();
   bool verbose = false;
   nmt::cli::add_verbose_option(app, verbose);
   return nmt::cli::run(app, common, argc, argv, [&] {

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-epochs", max_epochs, "Stop after N epochs (train.max_epochs)");
   app.add_option("--max-time", max_time, "Stop after MINUTES of training (train.max_time_minutes)");
   app.add_option("--seed", seed, "Random seed (train.seed)");
-  app.add_option("--device", options.device, "cpu or cuda")->capture_default_str();
+  app.add_option("--device", options.device, "cpu, cuda (the current GPU) or cuda:N")->capture_default_str();
   app.add_flag("--resume", options.resume,
                "Continue from MODEL_DIR/last.pt (also automatic when it exists). A resumed run keeps its stored "
                "config: limits given here (--max-steps, --max-epochs, --max-time) replace just those; any other "

@@ -190,7 +190,7 @@ int main(int argc, char** argv) {
                  "contains each of its line's phrases (lexically constrained beam search; a line where the length "
                  "limit leaves no room for them gets a warning)")
       ->check(CLI::ExistingFile);
-  app.add_option("--device", device_name, "cpu or cuda")->capture_default_str();
+  app.add_option("--device", device_name, "cpu, cuda (the current GPU) or cuda:N")->capture_default_str();
   app.add_flag("--stream", stream, "Translate and flush each line as it arrives (default when stdin is a terminal)");
   app.add_flag("--quiet", out.quiet, "No summary on stderr");
   nmt::cli::add_verbose_option(app, verbose);

@@ -34,12 +34,25 @@ std::pair<int, int> compute_capability(const c10::Device& device) {
 
 c10::Device parse_device(const std::string& name) {
   if (name == "cpu") return c10::Device(c10::kCPU);
-  if (name == "cuda") {
+  const std::string cuda = "cuda", indexed = "cuda:";
+  if (name != cuda && name.compare(0, indexed.size(), indexed) != 0)
+    throw Error("unknown device \"" + name + "\" (expected cpu, cuda or cuda:N)");
+  if (name == cuda) {
     if (!torch::cuda::is_available())
       throw Error("--device cuda: this LibTorch has no CUDA support or no GPU is visible");
     return c10::Device(c10::kCUDA);
   }
-  throw Error("unknown device \"" + name + "\" (expected cpu or cuda)");
+  // The index is checked before CUDA is asked, so that a typo is named as one on any machine.
+  const std::string digits = name.substr(indexed.size());
+  if (digits.empty() || digits.size() > 3 || digits.find_first_not_of("0123456789") != std::string::npos)
+    throw Error("--device " + name + ": expected cuda:N with N a GPU's index (0, 1, ...)");
+  const int index = std::stoi(digits);
+  if (!torch::cuda::is_available())
+    throw Error("--device " + name + ": this LibTorch has no CUDA support or no GPU is visible");
+  const auto count = static_cast<int>(torch::cuda::device_count());
+  if (index >= count)
+    throw Error("--device " + name + ": there is no GPU " + digits + " (" + std::to_string(count) + " visible)");
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
 bool cuda_supports_bf16(const c10::Device& device) { return compute_capability(device).first >= 8; }

@@ -285,8 +285,13 @@ bool TrainingRun::prepare() {
   // Chosen once: Gloo on the CPU, NCCL on CUDA (an error where LibTorch has no NCCL), and
   // there one GPU per rank, the one its local rank names.
   const auto backend = options_.distributed.enabled() ? distributed_backend_for(device_) : DistributedBackend::gloo;
-  if (backend == DistributedBackend::nccl)
-    device_ = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(options_.distributed.local_rank));
+  if (backend == DistributedBackend::nccl) {
+    const auto rank_device = static_cast<c10::DeviceIndex>(options_.distributed.local_rank);
+    if (device_.has_index() && device_.index() != rank_device)
+      throw Error("--device " + device_.str() + ": with NCCL each rank trains on the GPU its local rank names (cuda:" +
+                  std::to_string(options_.distributed.local_rank) + "); pass --device cuda");
+    device_ = torch::Device(torch::kCUDA, rank_device);
+  }
   group_ = std::make_unique<ProcessGroup>(options_.distributed, backend);
   log_ = std::make_unique<TrainingLog>(options_.quiet || !is_main(), is_main());
   // Locked before last.pt is read: another run may be writing it.

@@ -6,8 +6,9 @@
 
 namespace nmt {
 
-/// "cpu" or "cuda". Throws nmt::Error when CUDA is asked for but this LibTorch has
-/// no CUDA support or sees no GPU, and for any other name.
+/// "cpu", "cuda" (the current GPU) or "cuda:N" (GPU N). Throws nmt::Error when CUDA is
+/// asked for but this LibTorch has no CUDA support or sees no GPU, for an index past the
+/// GPUs it sees, and for any other name.
 c10::Device parse_device(const std::string& name);
 
 /// Whether `device` is a CUDA GPU that multiplies bfloat16 natively (compute capability 8.0
