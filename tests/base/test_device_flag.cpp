@@ -6,7 +6,7 @@
 #include "nmt/base/device.h"
 #include "nmt/base/error.h"
 
-TEST_CASE("--device takes cpu, cuda and cuda:N, and names what is wrong with anything else", "[device]") {
+TEST_CASE("the device flag takes cpu and cuda and cuda:N and names what is wrong with anything else", "[device]") {
   CHECK(nmt::parse_device("cpu").is_cpu());
   CHECK_THROWS_WITH(nmt::parse_device("gpu"), HasSubstring("expected cpu, cuda or cuda:N"));
   CHECK_THROWS_WITH(nmt::parse_device("cudax"), HasSubstring("expected cpu, cuda or cuda:N"));
