@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
       else std::cout << line;
     };
     const auto warn = [](long line, const std::string& text) {
-      std::cerr << "nmt-align: warning: line " << line << ": " << text << std::endl;
+      nmt::cli::print_line("nmt-align: warning: line " + std::to_string(line) + ": " + text);
     };
     const auto result = nmt::run_align_job(translator, std::cin, target_path.empty() ? nullptr : &targets,
                                            target_path, job, write, warn);

@@ -28,9 +28,9 @@ int main(int argc, char** argv) {
   return nmt::cli::run(app, common, argc, argv, [&] {
     const auto loaded = nmt::load_model(model_path);
     nmt::export_ctranslate2(loaded, model_path, output, force);
-    std::cerr << "nmt-export: wrote " << output << " (CTranslate2 TransformerSpec revision "
-              << nmt::kCtranslate2TransformerRevision << ", binary version " << nmt::kCtranslate2BinaryVersion
-              << ")\n";
+    nmt::cli::print_line("nmt-export: wrote " + output + " (CTranslate2 TransformerSpec revision " +
+                         std::to_string(nmt::kCtranslate2TransformerRevision) + ", binary version " +
+                         std::to_string(nmt::kCtranslate2BinaryVersion) + ")");
     return 0;
   });
 }

@@ -31,11 +31,11 @@ int main(int argc, char** argv) {
     const auto target_tokenizer = nmt::Tokenizer::from_file(target_spm);
     options.source_tokenizer = &source_tokenizer;
     options.target_tokenizer = &target_tokenizer;
-    options.log = [](const std::string& line) { std::cerr << line << std::endl; };
-    std::cerr << "preparing " << options.source_path << " / " << options.target_path << " on " << options.threads
-              << " threads" << std::endl;
+    options.log = [](const std::string& line) { nmt::cli::print_line(line); };
+    nmt::cli::print_line("preparing " + options.source_path + " / " + options.target_path + " on " +
+                         std::to_string(options.threads) + " threads");
     const auto report = nmt::prepare_corpus(options);
-    std::cerr << "wrote " << options.output_path << ": " << nmt::describe(report) << std::endl;
+    nmt::cli::print_line("wrote " + options.output_path + ": " + nmt::describe(report));
     return 0;
   });
 }

@@ -12,12 +12,17 @@
 #include "nmt/base/cli.h"
 #include "nmt/base/device.h"
 #include "nmt/base/error.h"
+#include "nmt/base/free_memory.h"
 #include "nmt/models/compute_description.h"
 #include "nmt/serve/batch_queue.h"
 #include "nmt/serve/http_server.h"
 #include "nmt/serve/translation_service.h"
 
 namespace {
+
+// Freed memory the allocator may keep between requests: about what one batch of
+// --max-batch-tokens takes at beam 5 (larger batches are rare, and pay a few page faults).
+constexpr size_t kKeepFreeBytes = 64u << 20;
 
 // Blocked in every thread (blocked first thing in main, before LibTorch or anything else
 // starts one, so the kernel cannot hand one of them the signal), taken by one sigwait()
@@ -40,7 +45,7 @@ void serve_until_signal(nmt::serve::HttpServer& server, const sigset_t& signals)
     if (signal == SIGUSR1) return;
     // Stop first: saying so may fail (stderr a closed pipe), and must not come before it.
     std::thread stopping([&] { server.stop(); });
-    std::cerr << "nmt-serve: " << strsignal(signal) << ": no new connections, finishing requests in flight" << std::endl;
+    nmt::cli::print_line(std::string("nmt-serve: ") + strsignal(signal) + ": no new connections, finishing requests in flight");
     stopping.join();
   });
   // However serving ends (a throw included), the waiter is woken and joined.
@@ -101,6 +106,15 @@ int main(int argc, char** argv) {
       ->check(nmt::cli::positive())->capture_default_str();
   app.add_option("--max-line-bytes", settings.limits.max_line_bytes, "Most bytes per line (more: HTTP 413)")
       ->check(nmt::cli::positive())->capture_default_str();
+  app.add_option("--max-beam-lines", settings.limits.max_beam_lines,
+                 "Most lines x beam per request, what its search costs (more: HTTP 413)")
+      ->check(nmt::cli::positive())->capture_default_str();
+  app.add_option("--max-attention-hypotheses", settings.limits.max_attention_hypotheses,
+                 "Most lines x nbest per request with \"attention\" (more: HTTP 413)")
+      ->check(nmt::cli::positive())->capture_default_str();
+  app.add_option("--max-client-queued-lines", batching.max_client_queued_lines,
+                 "Lines waiting to be translated from one client address (more: HTTP 429)")
+      ->check(nmt::cli::positive())->capture_default_str();
   app.add_option("--max-input-tokens", base.max_input_tokens, "Longer inputs are truncated (with a warning in the answer)")
       ->check(nmt::cli::positive())->capture_default_str();
   std::string precision = "fp32";
@@ -112,6 +126,13 @@ int main(int argc, char** argv) {
   nmt::cli::add_verbose_option(app, verbose);
   return nmt::cli::run(app, common, argc, argv, [&] {
     if (d.nbest > d.beam) throw nmt::Error("--nbest " + std::to_string(d.nbest) + " must be <= --beam " + std::to_string(d.beam));
+    // Else a full request with the defaults (and every /translator/translate request of
+    // --max-lines) would be refused.
+    try {
+      nmt::serve::check_request_cost(settings.limits.max_lines, d, settings.limits);
+    } catch (const nmt::serve::RequestError& e) {
+      throw nmt::Error(std::string("a request of --max-lines with the defaults would be refused: ") + e.what());
+    }
     const auto device = nmt::parse_device(device_name);
     base.batch_tokens = batching.max_batch_tokens;
     batching.max_wait = std::chrono::milliseconds(max_wait_ms);
@@ -125,18 +146,22 @@ int main(int argc, char** argv) {
         [&service](const std::vector<std::string>& lines, const std::vector<nmt::serve::LineGuide>& guides,
                    const nmt::serve::JobOptions& options) { return service.translate(lines, guides, options); },
         [&service](const std::string& line, const nmt::serve::LineGuide& guide) { return service.cost(line, guide); },
-        [threads] { at::set_num_threads(threads); }};  // the worker's one OpenMP pool
+        [threads] { at::set_num_threads(threads); },  // the worker's one OpenMP pool
+        // Out of work: what a large request's peak left free goes back to the system.
+        [releaser = nmt::FreeMemoryReleaser(kKeepFreeBytes)] { releaser.release_if_over(); }};
     nmt::serve::BatchQueue queue(std::move(backend), batching);
     nmt::serve::HttpServer server(queue, model_info, settings);
     server.bind();
-    std::cerr << "nmt-serve: listening on http://" << settings.host << ":" << server.port() << " (" << model_path << ", "
-              << threads << " threads, at most " << server.max_connections() << " connections, "
-              << settings.max_client_connections << " per client address)" << std::endl;
+    // The readiness line: scripts and supervisors wait for it and read the address from it.
+    nmt::cli::print_line("nmt-serve: listening on http://" + settings.host + ":" + std::to_string(server.port()) + " (" +
+                         model_path + ", " + std::to_string(threads) + " threads, at most " +
+                         std::to_string(server.max_connections()) + " connections, " +
+                         std::to_string(settings.max_client_connections) + " per client address)");
     serve_until_signal(server, signals);
     queue.stop();
     const auto stats = queue.stats();
-    std::cerr << "nmt-serve: stopped after " << stats.jobs << " translation requests in " << stats.batches << " batches"
-              << std::endl;
+    nmt::cli::print_line("nmt-serve: stopped after " + std::to_string(stats.jobs) + " translation requests in " +
+                         std::to_string(stats.batches) + " batches");
     return 0;
   });
 }

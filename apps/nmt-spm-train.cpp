@@ -35,11 +35,10 @@ int main(int argc, char** argv) {
     options.threads = nmt::cli::apply_threads(common.threads);
     const auto report = nmt::train_tokenizer(options);
     if (report.sentences_used < report.sentences_read)
-      std::cerr << "sampled " << report.sentences_used << " of " << report.sentences_read
-                << " sentences (--max-sentences " << options.max_sentences << ", --seed " << options.seed << ")"
-                << std::endl;
-    std::cerr << "wrote " << options.model_prefix << ".model and " << options.model_prefix
-              << ".vocab" << std::endl;
+      nmt::cli::print_line("sampled " + std::to_string(report.sentences_used) + " of " +
+                           std::to_string(report.sentences_read) + " sentences (--max-sentences " +
+                           std::to_string(options.max_sentences) + ", --seed " + std::to_string(options.seed) + ")");
+    nmt::cli::print_line("wrote " + options.model_prefix + ".model and " + options.model_prefix + ".vocab");
     return 0;
   });
 }

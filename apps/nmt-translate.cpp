@@ -70,7 +70,7 @@ void report_scores(const std::vector<std::string>& hypotheses, const std::string
     throw nmt::Error(reference_path + " has " + std::to_string(references.size()) + " lines but the input had " +
                      std::to_string(hypotheses.size()));
   for (const auto* name : {"bleu", "chrf"})
-    std::cerr << nmt::find_metric(name).score(hypotheses, references).summary << std::endl;
+    nmt::cli::print_line(nmt::find_metric(name).score(hypotheses, references).summary);
 }
 
 // A file read in step with stdin, one line per input line (--prefix, --constraints).
@@ -99,7 +99,8 @@ class LineAlignedFile {
   /// After the input: a warning when the file has lines left.
   void warn_if_longer(long lines) {
     if (std::string extra; in_.is_open() && lines_.next(extra))
-      std::cerr << "nmt-translate: warning: " << path_ << " has more lines than the input (" << lines << ")" << std::endl;
+      nmt::cli::print_line("nmt-translate: warning: " + path_ + " has more lines than the input (" + std::to_string(lines) +
+                           ")");
   }
 
  private:
@@ -217,7 +218,7 @@ int main(int argc, char** argv) {
         ++line_number;
         if (!t.warning.empty()) {
           ++warnings;
-          std::cerr << "nmt-translate: warning: line " << line_number << ": " << t.warning << std::endl;
+          nmt::cli::print_line("nmt-translate: warning: line " + std::to_string(line_number) + ": " + t.warning);
         }
         if (!t.hypotheses.empty()) target_tokens += static_cast<long>(t.hypotheses.front().tokens.size());
         write_result(t, line_number, out, search.nbest, target);
@@ -241,7 +242,7 @@ int main(int argc, char** argv) {
       for (const auto* warning : {&cut, &skip_reason}) {
         if (warning->empty()) continue;
         ++warnings;
-        std::cerr << "nmt-translate: warning: line " << input.number() << ": " << *warning << std::endl;
+        nmt::cli::print_line("nmt-translate: warning: line " + std::to_string(input.number()) + ": " + *warning);
       }
       lines.push_back(std::move(line));
       if (lines.size() >= block) flush_block();
@@ -257,7 +258,7 @@ int main(int argc, char** argv) {
                     "translated %ld lines (%ld warnings) in %.2f s: %.1f sentences/s, %.0f target tokens/s",
                     line_number, warnings, seconds, line_number / std::max(seconds, 1e-9),
                     target_tokens / std::max(seconds, 1e-9));
-      std::cerr << summary << std::endl;
+      nmt::cli::print_line(summary);
     }
     if (!out.reference_path.empty()) report_scores(best, out.reference_path);
     return 0;

@@ -43,6 +43,7 @@ for harness in fuzz_corpus fuzz_config fuzz_metrics fuzz_checkpoint_seal fuzz_se
   else
     result="CRASH (see $log)"
     status=1
+    tail -n 40 "$log" | sed "s/^/  $harness | /" >&2  # what crashed, and on which input
   fi
   runs=$(grep -oE 'Done [0-9]+ runs' "$log" | grep -oE '[0-9]+' || echo "?")
   printf '%-22s %12s executions  %s\n' "$harness" "$runs" "$result"

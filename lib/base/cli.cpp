@@ -135,16 +135,27 @@ void add_verbose_option(CLI::App& app, bool& verbose) {
 }
 
 void print_verbose(const CLI::App& app, const std::vector<std::string>& lines) {
-  for (const auto& line : lines) std::cerr << app.get_name() << ": " << line << '\n';
-  std::cerr.flush();
+  for (const auto& line : lines) print_line(app.get_name() + ": " + line);
+}
+
+void print_line(const std::string& text) {
+  std::cerr.flush();  // what was written before comes first (std::cerr may have been given a buffer)
+  const std::string line = text + '\n';
+  size_t written = 0;
+  while (written < line.size()) {  // one write, unless the kernel takes only a part (a full pipe)
+    const ssize_t n = ::write(STDERR_FILENO, line.data() + written, line.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    written += static_cast<size_t>(n);
+  }
 }
 
 int apply_threads(int requested) {
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   int threads = requested > 0 ? requested : cores;
   if (threads > cores) {
-    std::cerr << "note: --threads " << threads << " is more than the " << cores << " cores here; using " << cores
-              << std::endl;
+    print_line("note: --threads " + std::to_string(threads) + " is more than the " + std::to_string(cores) +
+               " cores here; using " + std::to_string(cores));
     threads = cores;
   }
   // LibTorch starts with 1 intra-op thread on these machines unless told otherwise.
@@ -169,14 +180,14 @@ int run(CLI::App& app, CommonOptions& options, int argc, char** argv,
     check_stdout();
     return code;
   } catch (const Error& e) {
-    std::cerr << tool << ": error: " << e.what() << std::endl;
+    print_line(tool + ": error: " + e.what());
   } catch (const c10::Error& e) {
-    std::cerr << tool << ": error: " << e.what_without_backtrace() << std::endl;
+    print_line(tool + ": error: " + e.what_without_backtrace());
   } catch (const std::exception& e) {
-    std::cerr << tool << ": error: " << e.what() << std::endl;
+    print_line(tool + ": error: " + e.what());
   }
   if (const int reason = checked_stdout().error(); reason != 0 && !checked_stdout().reported())
-    std::cerr << tool << ": error: cannot write stdout: " << std::strerror(reason) << std::endl;
+    print_line(tool + ": error: cannot write stdout: " + std::strerror(reason));
   return kExitFailure;
 }
 

@@ -313,7 +313,7 @@ Config load_config(const std::string& path) {
   json document;
   try {
     document = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a parse error, or a number no double holds (out_of_range)
     throw Error(path + ": invalid JSON: " + e.what());
   }
   return config_from_json(document, path);

@@ -74,9 +74,11 @@ void HttpConnections::Impl::request_stop() {
   net::post(io_, [this] { begin_stop(); });
 }
 
+// Accepting never pauses at the connection limit: a client left in the kernel's backlog
+// waits, unanswered, until some connection's deadline frees a slot (seconds). At the limit
+// an idle or slow connection makes room for the new one, or the new one gets a 503 at once.
 void HttpConnections::Impl::accept_next() {
   if (stopping_ || accepting_ || retry_pending_) return;
-  if (static_cast<int>(sessions_.size()) >= max_connections_) return;  // resumed by closed()
   accepting_ = true;
   acceptor_.async_accept([this](const error_code& error, tcp::socket socket) { on_accept(error, std::move(socket)); });
 }
@@ -102,24 +104,41 @@ void HttpConnections::Impl::on_accept(const error_code& error, tcp::socket socke
   const auto endpoint = socket.remote_endpoint(unknown);
   const auto client = unknown ? std::string("?") : endpoint.address().to_string();
   if (per_client_[client] >= limits_.max_per_client) {
-    refuse_connection(socket, client);
+    refuse_connection(socket, client,
+                      "too many connections from " + client + " (at most " + std::to_string(limits_.max_per_client) +
+                          " per client address: --max-client-connections)");
+  } else if (static_cast<int>(sessions_.size()) >= max_connections_ && !make_room()) {
+    refuse_connection(socket, client,
+                      "the server is at its connection limit (" + std::to_string(max_connections_) +
+                          ", --max-connections) and every connection is being answered: retry shortly");
   } else {
     ++per_client_[client];
-    auto session = std::make_shared<HttpSession>(std::move(socket), client, *this);
+    auto session = std::make_shared<HttpSession>(std::move(socket), client, ++connections_opened_, *this);
     sessions_.emplace(session.get(), session);
     session->start();
   }
   accept_next();
 }
 
-// One attempt to say why, then close: a client over its limit gets no more of our time.
-void HttpConnections::Impl::refuse_connection(tcp::socket& socket, const std::string& client) {
-  send_without_waiting(socket, handlers_.refusal(Refusal{503, "too many connections from " + client + " (at most " +
-                                                                  std::to_string(limits_.max_per_client) +
-                                                                  " per client address: --max-client-connections)"}));
+// One attempt to say why, then close: a refused client gets no more of our time.
+void HttpConnections::Impl::refuse_connection(tcp::socket& socket, const std::string& client, const std::string& why) {
+  send_without_waiting(socket, handlers_.refusal(Refusal{503, why}));
   error_code ignored;
   socket.close(ignored);
   if (per_client_[client] == 0) per_client_.erase(client);
+}
+
+// A linear scan: at most max_connections sessions, only when the limit is reached, and
+// cheaper than the connection it saves from waiting.
+bool HttpConnections::Impl::make_room() {
+  HttpSession* oldest = nullptr;
+  for (const auto& [key, session] : sessions_)
+    if (session->evictable() && (oldest == nullptr || session->phase_since() < oldest->phase_since()))
+      oldest = session.get();
+  if (oldest == nullptr) return false;
+  ++evicted_;
+  oldest->evict();  // closed(): out of sessions_ now
+  return true;
 }
 
 // The listening socket is closed first, so that a client connecting now is refused by the
@@ -141,7 +160,6 @@ void HttpConnections::Impl::closed(HttpSession* session, const std::string& clie
   sessions_.erase(session);
   auto count = per_client_.find(client);
   if (count != per_client_.end() && --count->second <= 0) per_client_.erase(count);
-  accept_next();
 }
 
 HttpConnections::HttpConnections(ConnectionLimits limits, RequestHandlers handlers)

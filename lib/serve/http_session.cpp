@@ -7,6 +7,9 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <sstream>
 
 namespace nmt::serve {
@@ -53,9 +56,10 @@ void send_without_waiting(tcp::socket& socket, const HttpResponse& response) {
   socket.send(net::buffer(text), 0, ignored);  // whatever fits in the socket's buffer
 }
 
-HttpSession::HttpSession(tcp::socket socket, std::string client, HttpConnections::Impl& owner)
+HttpSession::HttpSession(tcp::socket socket, std::string client, uint64_t number, HttpConnections::Impl& owner)
     : socket_(std::move(socket)),
       client_(std::move(client)),
+      number_(number),
       owner_(owner),
       deadline_(owner.io_),
       // What the parser has not taken yet: a head (up to its limit), or a chunk line, plus
@@ -69,10 +73,39 @@ void HttpSession::stop() {
   else close();
 }
 
+bool HttpSession::evictable() const {
+  return phase_ == Phase::idle || phase_ == Phase::receiving || phase_ == Phase::lingering;
+}
+
+void HttpSession::evict() {
+  if (phase_ == Phase::receiving)
+    send_without_waiting(socket_, owner_.handlers_.refusal(Refusal{
+                                      503, "the server is at its connection limit (--max-connections) and this "
+                                           "request was the slowest to arrive"}));
+  close();
+}
+
+void HttpSession::enter(Phase phase) {
+  phase_ = phase;
+  phase_since_ = Clock::now();
+}
+
+// Readable while a request is answered: the client's end of stream or a reset (it left),
+// or its next pipelined request (then watching stops: those bytes stay for the parser).
+void HttpSession::watch_for_departure() {
+  socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code error) {
+    if (self->phase_ != Phase::answering || error) return;
+    char byte;
+    const ssize_t got = ::recv(self->socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return self->close();
+    if (got < 0) self->watch_for_departure();  // woken for nothing
+  });
+}
+
 void HttpSession::await_request() {
   if (buffer_.size() > 0) return begin_request();  // a pipelined request is already here
   if (buffer_.capacity() > 2 * kReadChunk) buffer_.shrink_to_fit();  // after a large head
-  phase_ = Phase::idle;
+  enter(Phase::idle);
   set_deadline(owner_.limits_.idle_timeout);
   socket_.async_read_some(buffer_.prepare(kReadChunk), [self = shared_from_this()](error_code error, size_t got) {
     if (self->phase_ != Phase::idle) return;
@@ -84,7 +117,7 @@ void HttpSession::await_request() {
 
 void HttpSession::begin_request() {
   // The request's deadline counts from its first byte, which is in the buffer now.
-  phase_ = Phase::receiving;
+  enter(Phase::receiving);
   set_deadline(owner_.limits_.request_timeout);
   parser_.emplace();
   wire::apply_limits(*parser_, owner_.limits_.http);
@@ -126,13 +159,16 @@ void HttpSession::on_read_error(const error_code& error, bool head_done) {
 }
 
 void HttpSession::dispatch() {
-  phase_ = Phase::answering;
+  enter(Phase::answering);
   deadline_.cancel();  // however long the translation takes
   keep_alive_ = parser_->keep_alive();
   minor_version_ = parser_->get().version() % 10;
   head_only_ = parser_->get().method() == http::verb::head;
   auto request = wire::to_request(parser_->release());
   parser_.reset();
+  request.origin = RequestOrigin{client_, number_, closed_flag_};
+  // Pipelined bytes already read would hide the client's leaving; they are its next request.
+  if (buffer_.size() == 0) watch_for_departure();
   auto pending = std::make_shared<PendingAnswer>();
   pending->session = weak_from_this();
   pending->work.emplace(owner_.io_.get_executor());
@@ -157,7 +193,7 @@ void HttpSession::send(const HttpResponse& response) {
   if (phase_ != Phase::answering) return;  // closed meanwhile (the server stopped, the client left)
   close_after_ = close_after_ || !keep_alive_ || owner_.stopping_;
   out_.emplace(wire::to_message(response, minor_version_, !close_after_, head_only_));
-  phase_ = Phase::sending;
+  enter(Phase::sending);
   set_deadline(owner_.limits_.request_timeout);
   http::async_write(socket_, *out_, [self = shared_from_this()](error_code error, size_t) { self->on_sent(error); });
 }
@@ -177,13 +213,13 @@ void HttpSession::refuse(const Refusal& refusal) {
   head_only_ = false;
   refused_ = true;
   minor_version_ = 1;
-  phase_ = Phase::answering;
+  enter(Phase::answering);
   send(owner_.handlers_.refusal(refusal));
 }
 
 void HttpSession::linger() {
   if (owner_.stopping_) return close();
-  phase_ = Phase::lingering;
+  enter(Phase::lingering);
   error_code ignored;
   socket_.shutdown(tcp::socket::shutdown_send, ignored);
   set_deadline(kLinger);
@@ -222,7 +258,8 @@ void HttpSession::on_deadline() {
 void HttpSession::close() {
   if (phase_ == Phase::closed) return;
   auto self = shared_from_this();  // the owner may hold the last reference
-  phase_ = Phase::closed;
+  enter(Phase::closed);
+  closed_flag_->store(true, std::memory_order_release);  // its queued translation, if any, is dropped
   error_code ignored;
   socket_.close(ignored);  // pending reads and writes complete with operation_aborted
   deadline_.cancel();

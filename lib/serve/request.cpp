@@ -17,9 +17,21 @@ json parse_body(const std::string& body) {
   // Checked first so the error says "UTF-8" rather than the JSON lexer's byte offset.
   if (const auto problem = utf8_problem(body); !problem.empty())
     throw RequestError(400, "request body: " + problem);
+  // The last key read, to name the field of a number no double holds (1e400): the library
+  // throws that as out_of_range, not as a parse error, from inside parse().
+  std::string field;
+  const json::parser_callback_t note_keys = [&field](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::key) field = parsed.get<std::string>();
+    return true;
+  };
   try {
-    return json::parse(body);
+    return json::parse(body, note_keys);
   } catch (const json::parse_error& e) {
+    throw RequestError(400, std::string("malformed JSON: ") + e.what());
+  } catch (const json::out_of_range& e) {
+    throw RequestError(400, (field.empty() ? std::string("a number") : "\"" + field + "\"") +
+                                ": number out of range (" + e.what() + ")");
+  } catch (const json::exception& e) {  // whatever else the library may throw on input
     throw RequestError(400, std::string("malformed JSON: ") + e.what());
   }
 }
@@ -43,10 +55,13 @@ int read_int(const json& object, const char* key, int fallback, int low, int hig
   if (!object.contains(key)) return fallback;
   const auto& value = object.at(key);
   if (!value.is_number_integer()) throw RequestError(400, std::string("\"") + key + "\" must be an integer");
-  const auto number = value.get<int64_t>();
+  // An unsigned integer over int64's range would wrap to a negative number.
+  const auto number = value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(high)
+                          ? static_cast<int64_t>(high) + 1
+                          : value.get<int64_t>();
   if (number < low || number > high)
     throw RequestError(400, std::string("\"") + key + "\" must be in [" + std::to_string(low) + ", " +
-                                std::to_string(high) + "], got " + std::to_string(number));
+                                std::to_string(high) + "], got " + value.dump());
   return static_cast<int>(number);
 }
 
@@ -124,6 +139,21 @@ std::vector<std::vector<std::string>> read_constraints(const json& constraints, 
 
 }  // namespace
 
+void check_request_cost(size_t lines, const JobOptions& options, const RequestLimits& limits) {
+  const size_t beam_lines = lines * static_cast<size_t>(options.beam);
+  if (beam_lines > limits.max_beam_lines)
+    throw RequestError(413, std::to_string(lines) + " lines at beam " + std::to_string(options.beam) + " are " +
+                                std::to_string(beam_lines) + " beam lines, more than the limit of " +
+                                std::to_string(limits.max_beam_lines) +
+                                " (--max-beam-lines): send fewer lines per request or a smaller beam");
+  const size_t with_attention = options.attention ? lines * static_cast<size_t>(options.nbest) : 0;
+  if (with_attention > limits.max_attention_hypotheses)
+    throw RequestError(413, std::to_string(lines) + " lines with nbest " + std::to_string(options.nbest) +
+                                " and attention are " + std::to_string(with_attention) +
+                                " hypotheses with attention, more than the limit of " +
+                                std::to_string(limits.max_attention_hypotheses) + " (--max-attention-hypotheses)");
+}
+
 TranslateRequest parse_translate_request(const std::string& body, const JobOptions& defaults,
                                          const RequestLimits& limits) {
   const auto request = parse_body(body);
@@ -137,6 +167,7 @@ TranslateRequest parse_translate_request(const std::string& body, const JobOptio
   if (!request.contains("text")) throw RequestError(400, "missing \"text\"");
   TranslateRequest parsed{read_text(request.at("text"), limits), read_options(request, defaults, limits), {}};
   const size_t lines = parsed.lines.size();
+  check_request_cost(lines, parsed.options, limits);
   if (request.contains("prefix") || request.contains("constraints")) parsed.guides.resize(lines);
   if (request.contains("prefix")) {
     const auto prefixes = read_prefixes(request.at("prefix"), lines, limits);
@@ -167,6 +198,7 @@ TranslateRequest parse_opennmt_request(const std::string& body, const JobOptions
     check_line(line, where + ".src", limits);
     parsed.lines.push_back(std::move(line));
   }
+  check_request_cost(parsed.lines.size(), parsed.options, limits);
   return parsed;
 }
 

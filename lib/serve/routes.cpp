@@ -60,14 +60,16 @@ void Routes::answer(const HttpRequest& request, const Responder& respond) {
 
 HttpResponse Routes::health() const {
   const auto stats = queue_.stats();
-  return json_response(200, {{"status", "ok"}, {"batches", stats.batches}, {"requests", stats.jobs}, {"lines", stats.lines}});
+  return json_response(200, {{"status", "ok"}, {"batches", stats.batches}, {"requests", stats.jobs}, {"lines", stats.lines},
+                             {"abandoned", stats.abandoned}});
 }
 
 HttpResponse Routes::model() const {
   auto info = model_info_;
   info["server"] = {{"beam", defaults_.beam}, {"nbest", defaults_.nbest}, {"alpha", defaults_.alpha},
                     {"max_lines", limits_.max_lines}, {"max_line_bytes", limits_.max_line_bytes},
-                    {"max_beam", limits_.max_beam}};
+                    {"max_beam", limits_.max_beam}, {"max_beam_lines", limits_.max_beam_lines},
+                    {"max_attention_hypotheses", limits_.max_attention_hypotheses}};
   return json_response(200, info);
 }
 
@@ -97,8 +99,8 @@ void Routes::translate(const HttpRequest& request, bool opennmt, const Responder
     }
   };
   try {
-    queue_.submit(std::move(parsed.lines), options, std::move(parsed.guides), std::move(done));
-  } catch (const RequestError& e) {  // the server is stopping (503)
+    queue_.submit(std::move(parsed.lines), options, std::move(parsed.guides), std::move(done), request.origin);
+  } catch (const RequestError& e) {  // the server is stopping (503), the client has too much queued (429)
     respond(error_response(e.status(), e.what()));
   }
 }

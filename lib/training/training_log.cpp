@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "nmt/base/atomic_file.h"
+#include "nmt/base/cli.h"
 #include "nmt/base/error.h"
 #include "nmt/eval/metric.h"
 
@@ -78,7 +79,7 @@ void TrainingLog::error(const std::string& text) {
 }
 
 void TrainingLog::message(const std::string& text) {
-  if (!quiet_) std::cerr << text << std::endl;
+  if (!quiet_) cli::print_line(text);
   write({{"type", "message"}, {"text", text}});
 }
 
@@ -87,7 +88,7 @@ void TrainingLog::config(const Config& config, const std::vector<torch::Tensor>&
   for (const auto& p : parameters) count += p.numel();
   const auto json = config_to_json(config);
   if (!quiet_)
-    std::cerr << "effective config:\n" << json.dump(2) << "\nparameters: " << count << std::endl;
+    cli::print_line("effective config:\n" + json.dump(2) + "\nparameters: " + std::to_string(count));
   write({{"type", "config"}, {"config", json}, {"parameters", count}});
 }
 
@@ -98,7 +99,7 @@ void TrainingLog::progress(const ProgressLine& p) {
                   "step %6lld | epoch %6.2f | loss %7.4f | lr %.3e | %7.0f tok/s | elapsed %s | ETA %s",
                   static_cast<long long>(p.step), p.epoch, p.loss, p.learning_rate, p.tokens_per_second,
                   format_duration(p.elapsed_seconds).c_str(), format_duration(p.eta_seconds).c_str());
-    std::cerr << line << std::endl;
+    cli::print_line(line);
   }
   write({{"type", "progress"}, {"step", p.step}, {"epoch", p.epoch}, {"loss", p.loss},
          {"learning_rate", p.learning_rate}, {"target_tokens_per_second", p.tokens_per_second},
@@ -124,13 +125,12 @@ void TrainingLog::validation(int64_t step, const ValidationResult& result, bool 
     }
     if (bleu_meaningless && !bleu_note_written_) {
       std::snprintf(line, sizeof line, "%.0f%%", 100 * result.short_reference_share);
-      std::cerr << "note: BLEU is left out of the validation lines: " << line
-                << " of the references have fewer than 4 words, and BLEU of such sentences is 0 by definition "
-                   "(train.jsonl still records it)"
-                << std::endl;
+      cli::print_line(std::string("note: BLEU is left out of the validation lines: ") + line +
+                      " of the references have fewer than 4 words, and BLEU of such sentences is 0 by definition "
+                      "(train.jsonl still records it)");
       bleu_note_written_ = true;
     }
-    std::cerr << text << " (" << result.sentences << " sentences)" << (best ? " | new best" : "") << std::endl;
+    cli::print_line(text + " (" + std::to_string(result.sentences) + " sentences)" + (best ? " | new best" : ""));
   }
   nlohmann::json record = {{"type", "validation"}, {"step", step},          {"loss", result.loss},
                            {"perplexity", result.perplexity}, {"sentences", result.sentences}, {"best", best}};

@@ -2,12 +2,11 @@
 # End-to-end check of the tools as a user runs them: tokenizer, training, translation,
 # scoring, attention export and the HTML page (in headless Chromium when installed),
 # plus the error paths. Usage: cli_test.sh BIN_DIR SOURCE_DIR
-set -euo pipefail
 BIN=$1
 SRC=$2
+source "$SRC/tests/apps/test_harness.sh"  # strict mode; every failure names its line
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+cleanup() { rm -rf "$WORK"; }
 expect_error() {  # expect_error "what it must say" command...
   local needle=$1; shift
   if "$@" >"$WORK/out" 2>"$WORK/err"; then fail "expected failure: $*"; fi

@@ -5,12 +5,11 @@
 # one model directory. Each must give a clear message and the documented exit code
 # (0 ok, 1 failure, 2 usage), and leave what existed before unchanged.
 # Usage: fault_test.sh BIN_DIR SOURCE_DIR
-set -euo pipefail
 BIN=$1
 SRC=$2
+source "$SRC/tests/apps/test_harness.sh"  # strict mode; every failure names its line
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+cleanup() { rm -rf "$WORK"; }
 # expect CODE "what stderr must say" command... (stdout and stderr captured)
 expect() {
   local code=$1 needle=$2; shift 2
@@ -229,7 +228,7 @@ wait "$second" || { cat "$WORK/s2.err" >&2; fail "the second of two runs on one 
 # A disk that fills while preparing: an error naming the file, and nothing left behind.
 mkdir -p "$WORK/small-disk"
 if mount -t tmpfs -o size=8k tmpfs "$WORK/small-disk" 2>/dev/null; then
-  trap 'umount "$WORK/small-disk" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+  cleanup() { umount "$WORK/small-disk" 2>/dev/null || true; rm -rf "$WORK"; }
   expect 1 "cannot write $WORK/small-disk/c.nmtc: No space left on device" "$BIN/nmt-prepare" \
     --src "$WORK/train.en" --tgt "$WORK/train.de" "${PREP[@]}" --output "$WORK/small-disk/c.nmtc"
   [ -z "$(ls -A "$WORK/small-disk")" ] || fail "a failed nmt-prepare left $(ls -A "$WORK/small-disk")"

@@ -4,20 +4,15 @@
 # healthy), concurrent clients, the page in headless Chromium, a port in use, and a clean
 # exit on SIGTERM, SIGINT and SIGHUP with requests in flight (stderr a closed pipe too), and
 # flat memory under 150 MB of chunk extensions, trailers or header lines. Usage: serve_test.sh BIN_DIR SOURCE_DIR
-set -euo pipefail
 BIN=$1
 SRC=$2
+source "$SRC/tests/apps/test_harness.sh"  # strict mode; every failure names its line and prints the server's log
 WORK=$(mktemp -d)
+FAIL_LOGS=("$WORK/serve.err")
 SERVER_PID=
 cleanup() {
   [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
   rm -rf "$WORK"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  [ -f "$WORK/serve.err" ] && sed 's/^/  server: /' "$WORK/serve.err" >&2
-  exit 1
 }
 
 # --- a tiny model, as in cli_test.sh --------------------------------------------------
@@ -35,16 +30,18 @@ JSON
 MODEL=$WORK/run/best.pt
 
 # --- helpers --------------------------------------------------------------------------
+# The readiness line, whole: nmt-serve writes it in one write, and it ends with ")".
+READY='^nmt-serve: listening on http://[0-9.]+:[0-9]+ \(.*\)$'
 start_server() {  # start_server FLAGS...: sets SERVER_PID and URL
   "$BIN/nmt-serve" --model "$MODEL" --port 0 --threads 1 "$@" 2>"$WORK/serve.err" &
   SERVER_PID=$!
-  for _ in $(seq 300); do
-    grep -q "listening on" "$WORK/serve.err" 2>/dev/null && break
+  for _ in $(seq 600); do
+    grep -qE "$READY" "$WORK/serve.err" 2>/dev/null && break
     kill -0 "$SERVER_PID" 2>/dev/null || fail "nmt-serve exited at start"
     sleep 0.1
   done
-  URL=$(grep -o 'http://[0-9.]*:[0-9]*' "$WORK/serve.err" | head -1)
-  [ -n "$URL" ] || fail "nmt-serve did not say where it listens"
+  grep -qE "$READY" "$WORK/serve.err" || fail "nmt-serve did not say where it listens within 60 s"
+  URL=$(grep -E "$READY" "$WORK/serve.err" | grep -oE 'http://[0-9.]+:[0-9]+' | head -1)
 }
 post() {  # post PATH BODY_FILE OUT_FILE -> prints the HTTP status
   curl -s -o "$3" -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data-binary "@$2" "$URL$1"
@@ -78,7 +75,7 @@ printf 'seven hundred two\nforty-one\none thousand nine hundred\neight\nthree hu
 "$BIN/nmt-translate" --model "$MODEL" --beam 3 --threads 1 --quiet <"$WORK/lines.txt" >"$WORK/b3.txt" 2>/dev/null
 
 "$BIN/nmt-serve" --help | grep -q -- "--max-batch-tokens" || fail "--help does not list --max-batch-tokens"
-start_server --beam 3 --max-wait-ms 100 --max-lines 8 --max-line-bytes 200
+start_server --beam 3 --max-wait-ms 100 --max-lines 8 --max-line-bytes 200 --max-beam-lines 40 --max-attention-hypotheses 12
 healthy || fail "/health"
 [ "$(curl -s "$URL/v1/model" | python3 -c 'import json,sys; m=json.load(sys.stdin); print(m["family"], m["source_vocab"], m["config"]["transformer"]["d_model"])')" = "transformer 60 32" ] \
   || fail "/v1/model does not describe the tiny transformer"
@@ -138,6 +135,12 @@ bad 400 '\"beam\" must be an integer' /v1/translate '{"text": ["seven"], "beam":
 bad 400 '\"attention\" must be true or false' /v1/translate '{"text": ["seven"], "attention": "yes"}'
 bad 400 "missing" /v1/translate '{"beam": 3}'
 bad 400 "unknown field" /v1/translate '{"txt": ["seven"]}'
+# Numbers no double holds: a 400 naming the field (the JSON library throws them as out_of_range).
+bad 400 '\"beam\": number out of range' /v1/translate '{"text": ["seven"], "beam": 1e400}'
+bad 400 '\"alpha\": number out of range' /v1/translate '{"text": ["seven"], "alpha": -1e400}'
+bad 400 '\"text\": number out of range' /v1/translate '{"text": 11111111111111111111111111111e111111}'
+bad 400 '\"id\": number out of range' /translator/translate '[{"src": "seven", "id": 1e400}]'
+bad 400 '\"beam\" must be in [1, 32], got 18446744073709551615' /v1/translate '{"text": ["seven"], "beam": 18446744073709551615}'
 bad 400 "one per line" /v1/translate '{"text": ["seven", "eight"], "prefix": ["sieben"]}'
 bad 400 "prefix[0] must be a string" /v1/translate '{"text": ["seven"], "prefix": [7]}'
 bad 400 "need beam search" /v1/translate '{"text": ["seven"], "beam": 1, "constraints": ["neun"]}'
@@ -156,6 +159,11 @@ bad 400 "nbest" /v1/translate '{"text": ["seven"], "beam": 2, "nbest": 3}'
 bad 413 "--max-lines" /v1/translate '{"text": ["a", "b", "c", "d", "e", "f", "g", "h", "i"]}'
 bad 413 "--max-line-bytes" /v1/translate "{\"text\": [\"$(printf 'seven %.0s' $(seq 40))\"]}"
 bad 400 "must be an object with" /translator/translate '[{"text": "seven"}]'
+# What one request may cost the worker: lines x beam, and hypotheses carrying attention.
+bad 413 "6 lines at beam 8 are 48 beam lines, more than the limit of 40 (--max-beam-lines)" /v1/translate \
+  '{"text": ["a", "b", "c", "d", "e", "f"], "beam": 8}'
+bad 413 "14 hypotheses with attention, more than the limit of 12 (--max-attention-hypotheses)" /v1/translate \
+  '{"text": ["a", "b", "c", "d", "e", "f", "g"], "nbest": 2, "attention": true}'
 bad 400 "JSON array" /translator/translate '{"src": "seven"}'
 head -c 300000 /dev/zero | tr '\0' 'a' >"$WORK/huge.json"
 [ "$(post /v1/translate "$WORK/huge.json" "$WORK/bad.out")" = 413 ] && grep -q '"error"' "$WORK/bad.out" \
@@ -281,6 +289,58 @@ grep -q "nmt-serve: error: cannot listen on 127.0.0.1:$port" "$WORK/busy.err" &&
 # --- SIGINT when idle: exit 0 ----------------------------------------------------------
 kill -INT "$SERVER_PID"
 wait "$SERVER_PID" || fail "nmt-serve did not exit 0 on SIGINT"
+SERVER_PID=
+
+# --- a server whose defaults exceed its own cost limit refuses to start, saying why -----
+if "$BIN/nmt-serve" --model "$MODEL" --port 0 --max-lines 64 --beam 12 >/dev/null 2>"$WORK/limits.err"; then
+  fail "nmt-serve started with --max-lines 64 --beam 12 over --max-beam-lines 512"
+fi
+grep -q "would be refused: 64 lines at beam 12 are 768 beam lines.*--max-beam-lines" "$WORK/limits.err" \
+  || fail "no clear error for defaults over --max-beam-lines: $(cat "$WORK/limits.err")"
+
+# --- at --max-connections, idle connections make room: a new client is served at once --
+start_server --max-connections 40 --idle-timeout 30
+python3 - "${URL##*:}" >"$WORK/idle.out" <<'PY' &
+import socket, sys, time
+held = []
+for i in range(80):  # twice the limit, from 80 addresses, sending nothing
+    try:
+        s = socket.socket()
+        s.bind(("127.0.0.%d" % (i + 10), 0))
+        s.connect(("127.0.0.1", int(sys.argv[1])))
+        held.append(s)
+    except OSError:
+        pass
+print("open %d" % len(held), flush=True)
+time.sleep(20)
+PY
+IDLE_PID=$!
+for _ in $(seq 100); do grep -q open "$WORK/idle.out" 2>/dev/null && break; sleep 0.1; done
+grep -q "open 80" "$WORK/idle.out" || fail "the idle clients did not open their 80 connections: $(cat "$WORK/idle.out")"
+[ "$(curl -s -m 2 -o "$WORK/health.json" -w '%{http_code}' "$URL/health")" = 200 ] \
+  || fail "/health not answered within 2 s while 80 idle connections hold a limit of 40"
+kill "$IDLE_PID" 2>/dev/null || true
+wait "$IDLE_PID" 2>/dev/null || true
+
+# --- clients that give up: their queued requests are dropped, not translated ----------
+kill -TERM "$SERVER_PID"
+wait "$SERVER_PID" || fail "nmt-serve did not exit 0 on SIGTERM"
+start_server --beam 3 --max-wait-ms 5000
+to_request "$WORK/lines.txt" '{"beam": 3}' >"$WORK/req.json"
+for c in 1 2 3; do curl -s -m 1 -o /dev/null -X POST --data-binary "@$WORK/req.json" "$URL/v1/translate" || true; done
+# Each gives up after 1 s; their batch is due 5 s after the first arrived.
+for _ in $(seq 150); do
+  curl -s "$URL/health" >"$WORK/health.json"
+  python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["abandoned"] != 3)' "$WORK/health.json" && break
+  sleep 0.1
+done
+python3 - "$WORK/health.json" <<'PY' || fail "requests whose clients left were translated: $(cat "$WORK/health.json")"
+import json, sys
+health = json.load(open(sys.argv[1]))
+assert health["abandoned"] == 3 and health["requests"] == 0, health
+PY
+kill -TERM "$SERVER_PID"
+wait "$SERVER_PID" || fail "nmt-serve did not exit 0 on SIGTERM"
 SERVER_PID=
 
 # --- SIGTERM with requests in flight: they are answered, then exit 0 ------------------

@@ -240,3 +240,126 @@ TEST_CASE("the worker is started once, on its own thread, before its first job",
   CHECK(started_on == translated_on);
   CHECK(started_on != std::this_thread::get_id());
 }
+
+namespace {
+
+// A backend whose first batch waits until the test opens the gate, so that the test can
+// queue jobs behind it; records the lines of every batch in order.
+struct GatedBackend {
+  std::promise<void> gate;
+  std::shared_future<void> opened = gate.get_future().share();
+  std::mutex mutex;
+  std::vector<std::vector<std::string>> batches;
+  std::atomic<int> started{0};
+
+  BatchBackend backend() {
+    return {[this](const std::vector<std::string>& lines, const std::vector<LineGuide>&, const JobOptions&) {
+              if (started++ == 0) opened.wait();
+              {
+                std::lock_guard<std::mutex> lock(mutex);
+                batches.push_back(lines);
+              }
+              std::vector<LineResult> results(lines.size());
+              for (size_t i = 0; i < lines.size(); ++i) results[i].hypotheses.push_back({lines[i], 0, 0, {}, nullptr});
+              return results;
+            },
+            [](const std::string& line, const LineGuide&) { return static_cast<int64_t>(line.size()); }};
+  }
+  // The index of the batch that held `line`, or -1.
+  int batch_of(const std::string& line) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (size_t b = 0; b < batches.size(); ++b)
+      if (std::find(batches[b].begin(), batches[b].end(), line) != batches[b].end()) return static_cast<int>(b);
+    return -1;
+  }
+};
+
+RequestOrigin from(const std::string& client, uint64_t connection) { return RequestOrigin{client, connection, nullptr}; }
+
+void wait_until_started(GatedBackend& gated) {
+  while (gated.started.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+}  // namespace
+
+TEST_CASE("a client sending one line is served next, however many jobs others keep queued", "[serve]") {
+  for (const bool same_address : {false, true}) {
+    GatedBackend gated;
+    BatchQueue queue(gated.backend(), {4, std::chrono::milliseconds(0)});  // one 4-token line per batch
+    std::vector<std::future<std::vector<LineResult>>> answers;
+    answers.push_back(queue.submit({"g000"}, with_beam(5), {}, from("10.0.0.1", 1)));
+    wait_until_started(gated);  // the worker is in the greedy connection's first batch
+    for (int i = 1; i <= 12; ++i) {
+      const auto line = "g" + std::string(i < 10 ? "00" : "0") + std::to_string(i);
+      answers.push_back(queue.submit({line}, with_beam(5), {}, from("10.0.0.1", 1 + i % 3)));
+    }
+    answers.push_back(queue.submit({"pol1"}, with_beam(5), {}, from(same_address ? "10.0.0.1" : "10.0.0.2", 9)));
+    gated.gate.set_value();
+    for (auto& answer : answers) answer.get();
+    queue.stop();
+    INFO((same_address ? "the polite client shares the greedy ones' address" : "another address"));
+    // First come, first served would put it last (batch 13); fairly, it comes after at
+    // most one job of each of the three greedy connections.
+    CHECK(gated.batch_of("pol1") >= 1);
+    CHECK(gated.batch_of("pol1") <= 4);
+  }
+}
+
+TEST_CASE("a job whose client went away is dropped before it is translated", "[serve]") {
+  GatedBackend gated;
+  BatchQueue queue(gated.backend(), {4, std::chrono::milliseconds(0)});
+  auto first = queue.submit({"aaaa"}, with_beam(1), {}, from("10.0.0.1", 1));
+  wait_until_started(gated);
+  auto gone = std::make_shared<std::atomic<bool>>(false);
+  auto left = queue.submit({"left"}, with_beam(1), {}, RequestOrigin{"10.0.0.2", 2, gone});
+  auto stays = queue.submit({"stay"}, with_beam(1), {}, from("10.0.0.3", 3));
+  gone->store(true);  // its connection closed while it waited
+  gated.gate.set_value();
+  CHECK(texts(first.get()) == std::vector<std::string>{"aaaa"});
+  CHECK(texts(stays.get()) == std::vector<std::string>{"stay"});
+  CHECK_THROWS_WITH(left.get(), HasSubstring("went away"));
+  queue.stop();
+  CHECK(gated.batch_of("left") == -1);
+  CHECK(queue.stats().abandoned == 1);
+  CHECK(queue.stats().jobs == 2);
+}
+
+TEST_CASE("one client address may queue at most max_client_queued_lines lines", "[serve]") {
+  GatedBackend gated;
+  BatchSettings settings{1000, std::chrono::milliseconds(0)};
+  settings.max_client_queued_lines = 3;
+  BatchQueue queue(gated.backend(), settings);
+  auto a = queue.submit({"a1", "a2"}, with_beam(1), {}, from("10.0.0.1", 1));
+  wait_until_started(gated);
+  auto b = queue.submit({"b1"}, with_beam(1), {}, from("10.0.0.1", 2));  // 3 lines: at the limit
+  try {
+    queue.submit({"c1"}, with_beam(1), {}, from("10.0.0.1", 3));
+    FAIL("a fourth line was queued");
+  } catch (const RequestError& e) {
+    CHECK(e.status() == 429);
+    CHECK_THAT(std::string(e.what()), HasSubstring("--max-client-queued-lines"));
+  }
+  auto other = queue.submit({"d1", "d2", "d3"}, with_beam(1), {}, from("10.0.0.2", 4));  // another address
+  gated.gate.set_value();
+  a.get();
+  b.get();
+  other.get();
+  // Answered lines leave the budget.
+  CHECK(texts(queue.submit({"e1", "e2", "e3"}, with_beam(1), {}, from("10.0.0.1", 1)).get()).size() == 3);
+}
+
+TEST_CASE("the worker's idle hook runs once it has answered everything queued", "[serve]") {
+  FakeBackend fake;
+  auto backend = fake.backend();
+  std::atomic<int> idles{0};
+  backend.idle = [&] { ++idles; };
+  BatchQueue queue(backend, {1000, std::chrono::milliseconds(0)});
+  CHECK(idles.load() == 0);  // not before any work
+  queue.submit({"a"}, with_beam(1)).get();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (idles.load() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(idles.load() == 1);
+  queue.stop();
+  CHECK(idles.load() == 1);  // not again without work
+}

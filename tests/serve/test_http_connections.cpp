@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <future>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -86,6 +87,10 @@ struct TestServer {
   explicit TestServer(ConnectionLimits limits)
       : listening(loopback_listener(port)),
         connections(limits, RequestHandlers{[this](HttpRequest request, Responder respond) {
+                                              {
+                                                std::lock_guard<std::mutex> lock(origins_mutex);
+                                                origins.push_back(request.origin);
+                                              }
                                               HttpResponse response;
                                               response.body = request.path();
                                               if (request.path() != "/slow") return respond(response);
@@ -112,7 +117,14 @@ struct TestServer {
     released = true;
     release.set_value();
   }
+  RequestOrigin origin(size_t i) {
+    std::lock_guard<std::mutex> lock(origins_mutex);
+    REQUIRE(i < origins.size());
+    return origins[i];
+  }
   bool released = false;
+  std::mutex origins_mutex;
+  std::vector<RequestOrigin> origins;  // of every request handed to the handler, in order
   int port = 0;
   int listening;
   std::promise<void> release;
@@ -246,4 +258,74 @@ TEST_CASE("stopping answers the requests received in full and closes the others"
   server->thread.join();  // run() returned
   ::close(busy);
   ::close(idle);
+}
+
+TEST_CASE("at the connection limit the longest-idle connection makes room for a new client", "[serve][http]") {
+  ConnectionLimits limits;
+  limits.max_connections = 4;
+  limits.idle_timeout = 30s;  // without room made, the new client would wait this long
+  TestServer server(limits);
+  std::vector<int> idle;
+  for (int i = 0; i < 4; ++i) {
+    idle.push_back(connect_from("127.0.0.1", server.port));
+    std::this_thread::sleep_for(20ms);  // the first is the longest idle
+  }
+  std::this_thread::sleep_for(100ms);
+  const auto start = std::chrono::steady_clock::now();
+  const int other = connect_from("127.0.0.2", server.port);
+  send_text(other, "GET /health HTTP/1.1\r\n\r\n");
+  CHECK(body_of(read_response(other)) == "/health");
+  CHECK(std::chrono::steady_clock::now() - start < 2s);
+  CHECK(read_to_end(idle.front()).empty());  // closed to make room
+  for (const int fd : idle) ::close(fd);
+  ::close(other);
+}
+
+TEST_CASE("at the connection limit with every connection answered a new client gets 503 at once", "[serve][http]") {
+  ConnectionLimits limits;
+  limits.max_connections = 2;
+  TestServer server(limits);
+  std::vector<int> busy;
+  for (int i = 0; i < 2; ++i) {
+    busy.push_back(connect_from("127.0.0.1", server.port));
+    send_text(busy.back(), "GET /slow HTTP/1.1\r\n\r\n");
+  }
+  std::this_thread::sleep_for(200ms);
+  const auto start = std::chrono::steady_clock::now();
+  const int late = connect_from("127.0.0.2", server.port);
+  const auto refused = read_to_end(late);
+  CHECK(refused.rfind("HTTP/1.1 503", 0) == 0);
+  CHECK_THAT(refused, HasSubstring("--max-connections"));
+  CHECK(std::chrono::steady_clock::now() - start < 2s);
+  server.release_slow();
+  for (const int fd : busy) CHECK(body_of(read_response(fd)) == "/slow");  // the answered ones keep theirs
+  for (const int fd : busy) ::close(fd);
+  ::close(late);
+}
+
+TEST_CASE("a request's origin names its client and says when the client went away", "[serve][http]") {
+  TestServer server(ConnectionLimits{});
+  const int first = connect_from("127.0.0.3", server.port);
+  send_text(first, "GET /slow HTTP/1.1\r\n\r\n");
+  const int second = connect_from("127.0.0.3", server.port);
+  send_text(second, "GET /slow HTTP/1.1\r\n\r\n");
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    {
+      std::lock_guard<std::mutex> lock(server.origins_mutex);
+      if (server.origins.size() == 2) break;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  const auto a = server.origin(0), b = server.origin(1);
+  CHECK(a.client == "127.0.0.3");
+  CHECK(a.connection != b.connection);
+  CHECK_FALSE(a.abandoned());
+  ::close(first);  // the client leaves while its request is being answered
+  while (!a.abandoned() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  CHECK(a.abandoned());
+  CHECK_FALSE(b.abandoned());  // the other connection still waits for its answer
+  server.release_slow();
+  CHECK(body_of(read_response(second)) == "/slow");
+  ::close(second);
 }

@@ -21,8 +21,14 @@ void add_common_options(CLI::App& app, CommonOptions& options);
 /// threads: models/compute_description.h) go to stderr through print_verbose.
 void add_verbose_option(CLI::App& app, bool& verbose);
 
-/// Writes each line to stderr as "<tool>: <line>".
+/// Writes each line to stderr as "<tool>: <line>" (each with print_line).
 void print_verbose(const CLI::App& app, const std::vector<std::string>& lines);
+
+/// Writes `text` and a newline to stderr in one write(2) (std::cerr, unbuffered, makes a
+/// write of every `<<`): a script, a supervisor or a test waiting for a line ("listening
+/// on ...", an error, a result) never reads a part of it. A failed write is ignored, as
+/// std::cerr's would be (stderr may be a closed pipe).
+void print_line(const std::string& text);
 
 /// Range checks for number options whose messages stay short ("--beam: 40 is not from 1
 /// to 32"; CLI11's own print both bounds with six decimals, a 309-digit one included).

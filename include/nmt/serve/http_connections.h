@@ -10,8 +10,12 @@
 //    (else 408 and close), an answer must be taken within request_timeout (else close);
 //  - a connection idle between requests is closed after idle_timeout;
 //  - a client address with max_per_client connections open gets 503 on the next;
-//  - at max_connections (capped by the open-file limit) no more are accepted until one
-//    closes (the kernel's backlog holds them).
+//  - at max_connections (capped by the open-file limit) a new connection is still
+//    accepted at once: the connection idle (or receiving) for the longest is closed to
+//    make room, or, when every connection is being answered, the new one gets 503. A
+//    new client never waits in the kernel's backlog;
+//  - while a request is answered, a client that closes its connection is noticed, and its
+//    request's queued translation dropped (HttpRequest::origin).
 // A request waits for its answer without holding a thread: the handler gets a Responder
 // and calls it when the answer is ready, from any thread.
 #include <chrono>

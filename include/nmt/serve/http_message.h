@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "nmt/serve/request_origin.h"
+
 namespace nmt::serve {
 
 struct HttpRequest {
@@ -15,6 +17,7 @@ struct HttpRequest {
   std::string target;  ///< the request-target, e.g. "/v1/translate?x=1"
   std::vector<std::pair<std::string, std::string>> headers;  ///< names in lower case, in order
   std::string body;    ///< de-chunked
+  RequestOrigin origin;  ///< set by the connection it came from
 
   /// The target up to '?'.
   std::string path() const;

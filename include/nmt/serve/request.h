@@ -28,7 +28,16 @@ struct RequestLimits {
   size_t max_lines = 64;         ///< lines per request
   size_t max_line_bytes = 1024;  ///< bytes per line (UTF-8)
   int max_beam = 32;             ///< beam (and so nbest) per request
+  /// lines x beam per request: what its search costs the worker (64 lines at beam 8).
+  size_t max_beam_lines = 512;
+  /// lines x nbest per request with "attention": each such hypothesis carries a matrix per
+  /// layer and head (64 lines, or 16 lines with nbest 4 ...).
+  size_t max_attention_hypotheses = 64;
 };
+
+/// Throws RequestError 413 naming the limit when `lines` lines with `options` would cost
+/// more than `limits` allow (max_beam_lines, max_attention_hypotheses).
+void check_request_cost(size_t lines, const JobOptions& options, const RequestLimits& limits);
 
 /// The most bytes a request body may have under `limits`: max_lines lines of
 /// max_line_bytes, each byte escaped (\u00XX) in the worst case, plus the JSON around
