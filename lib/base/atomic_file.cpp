@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,18 +70,45 @@ std::string temporary_path_for(const std::string& path) {
   return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
 }
 
-std::vector<std::string> remove_stale_temporaries(const std::string& directory) {
-  static const std::regex temporary_name(R"(.+\.tmp\.([0-9]+)\.[0-9]+)");
+void hold_while_writing(int fd) { ::flock(fd, LOCK_EX | LOCK_NB); }  // a new file: nobody else holds it
+
+namespace {
+
+// Whether some process holds the lock of hold_while_writing() on `path`.
+bool being_written(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);  // and our lock with it
+  return held;
+}
+
+// No such process, or one that has ended and waits to be reaped (state Z or X).
+bool process_gone(pid_t pid) {
+  if (::kill(pid, 0) != 0) return errno == ESRCH;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto name_end = line.rfind(')');  // the command name may hold spaces and parentheses
+  if (name_end == std::string::npos || name_end + 2 >= line.size()) return false;
+  const char state = line[name_end + 2];
+  return state == 'Z' || state == 'X';
+}
+
+}  // namespace
+
+std::vector<std::string> remove_stale_temporaries(const std::string& directory, const std::string& name) {
+  static const std::regex temporary_name(R"((.+)\.tmp\.([0-9]+)\.[0-9]+)");
   std::vector<std::string> removed;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
-    const auto name = entry.path().filename().string();
+    const auto file = entry.path().filename().string();
     std::smatch match;
-    if (!entry.is_regular_file(error) || !std::regex_match(name, match, temporary_name)) continue;
-    const auto pid = static_cast<pid_t>(std::stoll(match[1].str()));
-    // kill(pid, 0) fails with ESRCH only when no such process exists.
-    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
-    if (std::filesystem::remove(entry.path(), error)) removed.push_back(name);
+    if (!entry.is_regular_file(error) || !std::regex_match(file, match, temporary_name)) continue;
+    if (!name.empty() && match[1].str() != name) continue;
+    const auto pid = static_cast<pid_t>(std::stoll(match[2].str()));
+    if (pid == ::getpid() || being_written(entry.path().string()) || !process_gone(pid)) continue;
+    if (std::filesystem::remove(entry.path(), error)) removed.push_back(file);
   }
   return removed;
 }
@@ -129,6 +157,7 @@ AtomicFileWriter::AtomicFileWriter(const std::string& path) : path_(path), targe
   const auto& opened = special ? target_ : temporary_;
   fd_ = ::open(opened.c_str(), special ? O_WRONLY : O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd_ < 0) throw Error("cannot write " + path + ": " + std::strerror(errno));
+  if (!special) hold_while_writing(fd_);
 }
 
 AtomicFileWriter::~AtomicFileWriter() {

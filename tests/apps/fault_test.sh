@@ -168,6 +168,24 @@ wait "$first" || fail "the first run did not stop cleanly"
 # Prepared corpora: damaged, foreign and stale files are refused by name; usage errors.
 PREP=(--src-spm "$WORK/spm.model" --tgt-spm "$WORK/spm.model")
 "$BIN/nmt-prepare" --src "$WORK/train.en" --tgt "$WORK/train.de" "${PREP[@]}" --output "$WORK/c.nmtc" 2>/dev/null
+# nmt-prepare killed with -9 while writing: the next preparation of that output removes
+# the temporary it left (it no longer holds its lock; the PID is gone).
+for _ in $(seq 400); do cat "$WORK/train.en"; done >"$WORK/big.en"
+for _ in $(seq 400); do cat "$WORK/train.de"; done >"$WORK/big.de"
+"$BIN/nmt-prepare" --src "$WORK/big.en" --tgt "$WORK/big.de" "${PREP[@]}" --output "$WORK/big.nmtc" --threads 1 2>/dev/null &
+killed=$!
+for _ in $(seq 600); do compgen -G "$WORK/big.nmtc.tmp.*" >/dev/null && break; sleep 0.05; done
+kill -9 "$killed" 2>/dev/null || true
+wait "$killed" 2>/dev/null || true
+if compgen -G "$WORK/big.nmtc.tmp.*" >/dev/null; then
+  "$BIN/nmt-prepare" --src "$WORK/train.en" --tgt "$WORK/train.de" "${PREP[@]}" --output "$WORK/big.nmtc" 2>"$WORK/err"
+  grep -q "removed $WORK/big.nmtc.tmp.$killed.[0-9]* (left by an interrupted preparation)" "$WORK/err" \
+    || fail "the rerun did not say it removed the killed preparation's temporary: $(cat "$WORK/err")"
+  ! compgen -G "$WORK/big.nmtc.tmp.*" >/dev/null || fail "a killed nmt-prepare's temporary is still there after a rerun"
+  cmp -s "$WORK/big.nmtc" "$WORK/c.nmtc" || fail "the rerun after a kill did not prepare the corpus as a first run does"
+else
+  echo "not checked here: nmt-prepare was done before it could be killed" >&2
+fi
 # A symlinked --output is followed, as for every tool: the link stays, its target is written.
 ln -s "$WORK/linked-target.nmtc" "$WORK/linked.nmtc"
 "$BIN/nmt-prepare" --src "$WORK/train.en" --tgt "$WORK/train.de" "${PREP[@]}" --output "$WORK/linked.nmtc" 2>/dev/null

@@ -1,6 +1,7 @@
 // Atomic writes: regular files replaced whole, symlinks followed, FIFOs and devices
 // written in place, failures leaving the old file, dead writers' temporaries removed.
 #include "support/catch.h"
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -82,4 +83,25 @@ TEST_CASE("temporaries of dead writers are removed, live ones kept", "[atomic_fi
   CHECK(!fs::exists(dir.file(dead)));
   CHECK(fs::exists(dir.file(live)));
   CHECK(fs::exists(dir.file("notes.tmp.txt")));
+}
+
+TEST_CASE("a killed writer's temporary is stale before it is reaped; one being written is kept", "[atomic_file]") {
+  test::ScratchDir dir;
+  // A child that has ended but is not reaped: a zombie, as a killed preparer is to the
+  // process that waited for its lock (its PID still answers kill(pid, 0)).
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  siginfo_t ended{};
+  REQUIRE(::waitid(P_PID, static_cast<id_t>(child), &ended, WEXITED | WNOWAIT) == 0);
+  const auto pid = std::to_string(child);
+  const auto killed = "c.nmtc.tmp." + pid + ".0", held = "c.nmtc.tmp." + pid + ".1", other = "d.nmtc.tmp." + pid + ".0";
+  for (const auto& name : {killed, held, other}) test::write_text(dir.file(name), "x");
+  const int writer = ::open(dir.file(held).c_str(), O_WRONLY | O_CLOEXEC);  // a writer still at work
+  hold_while_writing(writer);
+  const auto removed = remove_stale_temporaries(dir.path().string(), "c.nmtc");
+  CHECK(removed == std::vector<std::string>{killed});
+  CHECK(fs::exists(dir.file(held)));
+  CHECK(fs::exists(dir.file(other)));  // another output's: not asked for
+  ::close(writer);
+  ::waitpid(child, nullptr, 0);
 }

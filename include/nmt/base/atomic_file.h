@@ -57,8 +57,13 @@ std::string resolve_write_target(const std::string& path);
 /// A unique temporary name next to `path` (same directory, so rename is atomic):
 /// "PATH.tmp.PID.N", so that a later run can tell the leftovers of dead writers.
 std::string temporary_path_for(const std::string& path);
-/// Removes "NAME.tmp.PID.N" files in `directory` whose writer process is gone (killed in
-/// the middle of a write). Returns the names removed.
-std::vector<std::string> remove_stale_temporaries(const std::string& directory);
+/// Takes the lock that marks an open temporary as being written (flock, released by the
+/// kernel however the writer ends): what remove_stale_temporaries() leaves alone.
+void hold_while_writing(int fd);
+/// Removes "NAME.tmp.PID.N" files in `directory` (only those of `name`, when given) whose
+/// writer is gone (killed in the middle of a write): no process holds its lock
+/// (hold_while_writing), and PID names no process, or a zombie (killed, not yet reaped: a
+/// second process waiting for the first one's lock sees it so). Returns the names removed.
+std::vector<std::string> remove_stale_temporaries(const std::string& directory, const std::string& name = "");
 
 }  // namespace nmt
