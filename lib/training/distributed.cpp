@@ -18,9 +18,14 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <future>
+#include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "nmt/base/error.h"
 
@@ -80,11 +85,52 @@ void DistributedOptions::validate() const {
   if (!(timeout_seconds > 0)) throw Error("distributed timeout must be positive");
 }
 
+std::string first_slurm_host(const std::string& nodelist) {
+  // The first entry: up to the first comma outside brackets.
+  std::string entry;
+  int depth = 0;
+  for (const char c : nodelist) {
+    if (c == ',' && depth == 0) break;
+    depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+    entry += c;
+  }
+  if (entry.empty()) throw Error("SLURM_JOB_NODELIST '" + nodelist + "' names no host");
+  // Each bracket group ("[07-09,12]") stands for its first number, leading zeros kept.
+  std::string host;
+  for (size_t i = 0; i < entry.size(); ++i) {
+    if (entry[i] != '[') {
+      host += entry[i];
+      continue;
+    }
+    const auto close = entry.find(']', i);
+    size_t digits = i + 1;
+    while (digits < entry.size() && std::isdigit(static_cast<unsigned char>(entry[digits]))) ++digits;
+    if (close == std::string::npos || digits == i + 1)
+      throw Error("SLURM_JOB_NODELIST '" + nodelist + "': cannot read the host range at '" + entry.substr(i) + "'");
+    host += entry.substr(i + 1, digits - i - 1);
+    i = close;
+  }
+  return host;
+}
+
 DistributedOptions distributed_options_from_environment(DistributedOptions options) {
   const auto integer = [](const char* name, auto& field) {
     const auto text = environment(name);
     if (!text.empty()) field = static_cast<std::remove_reference_t<decltype(field)>>(parse_integer(text, name));
   };
+  // Slurm's first, so that torchrun's (or the user's own) variables override them.
+  if (environment("RANK").empty() && !environment("SLURM_PROCID").empty()) {
+    integer("SLURM_NTASKS", options.world_size);
+    integer("SLURM_PROCID", options.rank);
+    integer("SLURM_LOCALID", options.local_rank);
+    if (environment("SLURM_NTASKS").empty()) throw Error("SLURM_PROCID is set but SLURM_NTASKS is not (run under srun)");
+    if (environment("MASTER_ADDR").empty()) {
+      const auto nodelist = environment("SLURM_JOB_NODELIST");
+      if (nodelist.empty())
+        throw Error("under Slurm, rank 0's address comes from SLURM_JOB_NODELIST or MASTER_ADDR: neither is set");
+      options.master_addr = first_slurm_host(nodelist);
+    }
+  }
   integer("WORLD_SIZE", options.world_size);
   integer("RANK", options.rank);
   integer("LOCAL_RANK", options.local_rank);
@@ -151,6 +197,27 @@ c10::intrusive_ptr<c10d::ProcessGroupNCCL> join_nccl(const DistributedOptions& o
 }
 #endif
 
+// TCPStore's client waits without end for a peer that accepts its connection and never
+// answers (another program listening on the port): the wait is bounded here, on a thread
+// of its own that is left behind if it never returns (the run ends with the error anyway).
+c10::intrusive_ptr<c10d::Store> open_store(const DistributedOptions& options, const c10d::TCPStoreOptions& store_options) {
+  using Store = c10::intrusive_ptr<c10d::Store>;
+  auto opened = std::make_shared<std::promise<Store>>();
+  auto future = opened->get_future();
+  std::thread([opened, address = options.master_addr, store_options] {
+    try {
+      opened->set_value(c10::make_intrusive<c10d::TCPStore>(address, store_options));
+    } catch (...) {
+      opened->set_exception(std::current_exception());
+    }
+  }).detach();
+  const auto patience = as_duration(options.timeout_seconds) + std::chrono::seconds(5);
+  if (future.wait_for(patience) != std::future_status::ready)
+    throw Error("nothing at " + options.master_addr + ":" + std::to_string(options.master_port) +
+                " answered as a rendezvous store (another program listening on that port?)");
+  return future.get();
+}
+
 }  // namespace
 
 ProcessGroup::ProcessGroup(const DistributedOptions& options, DistributedBackend backend)
@@ -168,7 +235,7 @@ ProcessGroup::ProcessGroup(const DistributedOptions& options, DistributedBackend
     store_options.waitWorkers = true;
     store_options.timeout = as_duration(options_.timeout_seconds);
     without_libuv(store_options, 0);
-    impl_->store = c10::make_intrusive<c10d::TCPStore>(options_.master_addr, store_options);
+    impl_->store = open_store(options_, store_options);
 #if NMT_WITH_NCCL
     if (backend_ == DistributedBackend::nccl) impl_->nccl = join_nccl(options_, impl_->store);
 #endif
@@ -282,15 +349,44 @@ std::string ProcessGroup::broadcast_bytes(const std::string& bytes) {
   return std::string(static_cast<const char*>(host.data_ptr()), static_cast<size_t>(host.numel()));
 }
 
-void ProcessGroup::check_same(int64_t value, const std::string& what) {
+namespace {
+
+std::string shortened(const std::string& text) { return text.size() <= 60 ? text : text.substr(0, 57) + "..."; }
+
+std::vector<uint8_t> as_bytes(const std::string& text) { return std::vector<uint8_t>(text.begin(), text.end()); }
+
+}  // namespace
+
+void ProcessGroup::check_fingerprints(const Fingerprint& mine, const DescribeDifference& describe) {
   if (!impl_) return;
-  auto reference = torch::tensor({value}, torch::kInt64).to(device());
-  broadcast({reference});
-  const int64_t expected = reference.item<int64_t>();
-  // Agree on the verdict first, so that every rank stops with the same message.
-  if (max(value != expected ? 1 : 0) != 0)
-    throw Error("distributed training: the ranks disagree on " + what +
-                "; every rank needs the same corpus, tokenizers and config");
+  const auto key = [](int rank) { return "nmt/fingerprint/" + std::to_string(rank); };
+  std::vector<Fingerprint> all(static_cast<size_t>(options_.world_size));
+  try {
+    impl_->store->set(key(options_.rank), as_bytes(nlohmann::json(mine).dump()));
+    for (int rank = 0; rank < options_.world_size; ++rank) {
+      const auto bytes = impl_->store->get(key(rank));  // waits for that rank, up to the timeout
+      all[static_cast<size_t>(rank)] = nlohmann::json::parse(bytes.begin(), bytes.end()).get<Fingerprint>();
+    }
+  } catch (const std::exception& e) {
+    fail(options_, "comparing the ranks' config, data and program", e);
+  }
+  // Every rank sees every fingerprint, so every rank reaches the same verdict and words it the same.
+  std::string differences;
+  const auto& reference = all.front();
+  for (size_t rank = 1; rank < all.size(); ++rank) {
+    for (size_t item = 0; item < reference.size(); ++item) {
+      const auto& [name, expected] = reference[item];
+      const std::string got = item < all[rank].size() ? all[rank][item].second : "(nothing)";
+      if (got == expected) continue;
+      differences += (differences.empty() ? "" : "; ") + std::string("rank ") + std::to_string(rank) + " has " +
+                     (describe ? describe(name, got, expected)
+                               : "another " + name + " (" + shortened(got) + " there, " + shortened(expected) +
+                                     " on rank 0)");
+    }
+  }
+  if (!differences.empty())
+    throw Error("distributed training: the ranks would not train the same model: " + differences +
+                ". Every rank needs the same config, corpus, tokenizers and program");
 }
 
 void ProcessGroup::wait_for_main() {

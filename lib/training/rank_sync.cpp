@@ -1,19 +1,57 @@
 // What the ranks of a data-parallel run exchange besides the batches' gradients' sums.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+#include "nmt/base/cli.h"
 #include "nmt/base/error.h"
+#include "nmt/base/library_versions.h"
 #include "nmt/base/stable_hash.h"
 #include "run.h"
 
 namespace nmt::training_run {
-// A distributed run goes wrong silently when the ranks train on different data; check
-// what can be checked, then give every rank rank 0's parameters.
+namespace {
+
+std::string hex_digits(uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+// "train.learning_rate 0.0005 (rank 0: 0.001)" for each config key that differs (the first 5).
+std::string differing_config_keys(const std::string& mine, const std::string& reference) {
+  const auto a = nlohmann::json::parse(mine).flatten(), b = nlohmann::json::parse(reference).flatten();
+  std::string words;
+  int listed = 0, more = 0;
+  for (const auto& [key, value] : b.items()) {
+    const auto other = a.contains(key) ? a.at(key).dump() : std::string("(none)");
+    if (other == value.dump()) continue;
+    std::string name = key.substr(1);
+    for (auto& c : name) c = c == '/' ? '.' : c;
+    if (listed++ < 5) words += (words.empty() ? "" : ", ") + name + " " + other + " (rank 0: " + value.dump() + ")";
+    else ++more;
+  }
+  if (more > 0) words += " and " + std::to_string(more) + " more";
+  return words.empty() ? std::string("another config") : "another config: " + words;
+}
+
+}  // namespace
+
+// A distributed run goes wrong silently when the ranks train on different data or with
+// different programs: compare all of it before the first step, then give every rank rank
+// 0's parameters.
 void TrainingRun::synchronise_ranks() {
   auto& group = *group_;
   if (group.world_size() == 1) return;
-  group.check_same(static_cast<int64_t>(stable_hash(config_to_json(config_).dump())), "the config");
-  group.check_same(static_cast<int64_t>(stable_hash(source_tokenizer_->serialized() +
-                                                    target_tokenizer_->serialized())), "the tokenizers");
-  group.check_same(static_cast<int64_t>(train_->size()), "the number of training pairs");
-  group.check_same(static_cast<int64_t>(train_->ids_checksum()), "the training corpus (its ids differ)");
+  const Fingerprint fingerprint = {
+      {"config", config_to_json(config_).dump()},
+      {"tokenizers", hex_digits(stable_hash(source_tokenizer_->serialized() + target_tokenizer_->serialized()))},
+      {"training corpus", std::to_string(train_->size()) + " pairs, ids " + hex_digits(train_->ids_checksum())},
+      {"program", "nmt " + cli::project_version() + ", " + library_versions()}};
+  group.check_fingerprints(fingerprint, [](const std::string& item, const std::string& mine, const std::string& reference) {
+    if (item == "config") return differing_config_keys(mine, reference);
+    return "another " + item + " (" + mine + "; rank 0: " + reference + ")";
+  });
   {
     torch::NoGradGuard no_grad;
     auto tensors = model_->parameters();

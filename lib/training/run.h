@@ -25,6 +25,7 @@
 #include "nmt/training/trainer.h"
 #include "nmt/training/training_log.h"
 #include "nmt/training/validation.h"
+#include "stop_signals.h"
 
 namespace nmt::training_run {
 
@@ -105,7 +106,7 @@ class TrainingRun {
   // --- the loop (trainer.cpp) ---
   TrainingResult run_training(double startup_seconds);
   /// One epoch's batches from progress_.batch_in_epoch on, until a stop; returns the stop reason.
-  std::string train_epoch(TrainingClock& clock, TrainingResult& result);
+  std::string train_epoch(TrainingClock& clock, TrainingResult& result, StopSignals& signals);
   /// One update over this rank's share; the loss and target tokens summed over all ranks.
   std::pair<double, int64_t> update(const std::vector<Batch>& batches);
   /// Validates, writes last.pt (then best.pt, step-N.pt); returns whether patience is spent.

@@ -2,7 +2,6 @@
 
 #include <torch/optim/adam.h>
 
-#include <csignal>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,28 +23,6 @@ namespace nmt {
 namespace {
 
 using namespace training_run;
-
-volatile std::sig_atomic_t stop_signal = 0;
-void on_signal(int signal) { stop_signal = signal; }
-
-// SIGINT and SIGTERM ask the run to stop at the next step while it trains; the handlers
-// found are back however the run ends (a throw included).
-class StopSignals {
- public:
-  StopSignals() : previous_int_(std::signal(SIGINT, on_signal)), previous_term_(std::signal(SIGTERM, on_signal)) {
-    stop_signal = 0;
-  }
-  ~StopSignals() {
-    std::signal(SIGINT, previous_int_);
-    std::signal(SIGTERM, previous_term_);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-
- private:
-  using Handler = void (*)(int);
-  Handler previous_int_, previous_term_;
-};
 
 void set_learning_rate(torch::optim::Adam& optimizer, double rate) {
   for (auto& group : optimizer.param_groups())
@@ -193,7 +170,7 @@ RunPosition TrainingRun::position(double epoch, const TrainingClock& clock) cons
   return {progress_.step, epoch, clock.elapsed_seconds()};
 }
 
-std::string TrainingRun::train_epoch(TrainingClock& clock, TrainingResult& result) {
+std::string TrainingRun::train_epoch(TrainingClock& clock, TrainingResult& result, StopSignals& signals) {
   const auto& t = config_.train;
   auto& p = progress_;
   const auto planning = std::chrono::steady_clock::now();
@@ -210,6 +187,7 @@ std::string TrainingRun::train_epoch(TrainingClock& clock, TrainingResult& resul
   const int64_t batches_per_update = t.accumulate * group_->world_size();
   std::string stop;
   while (p.batch_in_epoch < count && stop.empty()) {
+    const auto step_started = std::chrono::steady_clock::now();
     // Every rank sees the same batch order; rank r takes its `accumulate` batches of the update.
     const int64_t update_end = std::min(p.batch_in_epoch + batches_per_update, count);
     std::vector<Batch> group;
@@ -235,9 +213,10 @@ std::string TrainingRun::train_epoch(TrainingClock& clock, TrainingResult& resul
       save("last.pt", true);
     }
     // Rank 0 decides (time limits differ by rank); a signal to any rank stops them all.
-    agreed_signal_ = static_cast<int>(group_->max(stop_signal));
+    agreed_signal_ = static_cast<int>(group_->max(signals.requested()));
     stop = group_->broadcast_bytes(
         is_main() ? schedule_->stop_reason(position(now.epoch, clock), patience_spent, agreed_signal_) : "");
+    signals.step_took(std::chrono::duration<double>(std::chrono::steady_clock::now() - step_started).count());
   }
   if (p.batch_in_epoch >= count) {
     ++p.epoch, p.batch_in_epoch = 0;
@@ -250,7 +229,7 @@ TrainingResult TrainingRun::run_training(double startup_seconds) {
   TrainingResult result;
   result.stop_reason = schedule_->reached_before_start(progress_.step, progress_.epoch, progress_.elapsed_seconds);
   const bool train_now = result.stop_reason.empty();
-  const StopSignals stop_signals;
+  StopSignals stop_signals(group_->rank(), group_->world_size());
   TrainingClock clock(progress_.elapsed_seconds);
   start_ = {progress_.step, static_cast<double>(progress_.epoch), progress_.elapsed_seconds};
   if (train_now) {
@@ -264,8 +243,9 @@ TrainingResult TrainingRun::run_training(double startup_seconds) {
     const LinearPathScope training_mode(*model_, training_path(precision_, device_));
     loss_.emplace(device_, config_.train.label_smoothing);
     if (train_now && is_main() && options_.on_model_ready) options_.on_model_ready(*model_);
-    while (result.stop_reason.empty()) result.stop_reason = train_epoch(clock, result);
+    while (result.stop_reason.empty()) result.stop_reason = train_epoch(clock, result, stop_signals);
   }
+  stop_signals.disarm_watchdog();  // the ranks agreed to stop: the final save may take its time
   if (is_main() && train_now) {
     if (schedule_->validate_at_end(progress_.step, agreed_signal_)) validate_and_checkpoint();
     else save("last.pt", true);

@@ -41,7 +41,8 @@ struct Rank {
 };
 
 // Starts one worker process as `rank` of `world_size`, stderr/stdout into `log`.
-Rank start_rank(const ScratchDir& dir, int rank, int world_size, int port, int64_t max_steps, int timeout) {
+Rank start_rank(const ScratchDir& dir, int rank, int world_size, int port, int64_t max_steps, int timeout,
+                const std::string& learning_rate = "") {
   Rank started;
   started.parameters = dir.file("rank" + std::to_string(rank) + ".pt");
   started.log = dir.file("rank" + std::to_string(rank) + ".log");
@@ -56,6 +57,7 @@ Rank start_rank(const ScratchDir& dir, int rank, int world_size, int port, int64
   environment.push_back("GLOO_SOCKET_IFNAME=lo");
   std::vector<std::string> arguments{NMT_DISTRIBUTED_WORKER, dir.path().string(), "multi", started.parameters,
                                      std::to_string(max_steps), std::to_string(timeout)};
+  if (!learning_rate.empty()) arguments.push_back(learning_rate);
   const auto pointers = [](std::vector<std::string>& strings) {
     std::vector<char*> result;
     for (auto& s : strings) result.push_back(s.data());
@@ -208,6 +210,64 @@ TEST_CASE("a rank that never joins fails the run within the timeout", "[distribu
   CHECK(status == 1);
   CHECK(seconds < 30);
   CHECK(read_file(lonely.log).find("could not join") != std::string::npos);
+}
+
+TEST_CASE("ranks that would train differently stop before the first step, naming the rank and what differs",
+          "[distributed]") {
+  ScratchDir dir;
+  nmt::test::make_tiny_task(dir);
+  const int port = free_port();
+  auto rank0 = start_rank(dir, 0, 2, port, 5, 60);
+  auto rank1 = start_rank(dir, 1, 2, port, 5, 60, "0.5");
+  const int status0 = wait_for(rank0, 120), status1 = wait_for(rank1, 30);
+  const auto log0 = read_file(rank0.log), log1 = read_file(rank1.log);
+  INFO("rank 0 log:\n" << log0 << "\nrank 1 log:\n" << log1);
+  CHECK(status0 == 1);
+  CHECK(status1 == 1);
+  for (const auto& log : {log0, log1}) {
+    CHECK_THAT(log, HasSubstring("the ranks would not train the same model: rank 1 has another config: "
+                                 "train.learning_rate 0.5 (rank 0: "));
+    CHECK(log.find("\"step\"") == std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.file("multi/last.pt")));  // no step was taken
+}
+
+TEST_CASE("the first host of a Slurm node list is rank 0's address", "[distributed]") {
+  CHECK(nmt::first_slurm_host("node07") == "node07");
+  CHECK(nmt::first_slurm_host("node[07-09,12],gpu3") == "node07");
+  CHECK(nmt::first_slurm_host("gpu3,node[1-2]") == "gpu3");
+  CHECK(nmt::first_slurm_host("rack[2-3]-node[010-011]") == "rack2-node010");
+  CHECK_THROWS_WITH(nmt::first_slurm_host(""), HasSubstring("names no host"));
+  CHECK_THROWS_WITH(nmt::first_slurm_host("node[07-09"), HasSubstring("cannot read the host range"));
+  CHECK_THROWS_WITH(nmt::first_slurm_host("node[]"), HasSubstring("cannot read the host range"));
+}
+
+TEST_CASE("distributed options come from Slurm's variables under srun, torchrun's winning", "[distributed]") {
+  ::setenv("SLURM_PROCID", "5", 1);
+  ::setenv("SLURM_NTASKS", "8", 1);
+  ::setenv("SLURM_LOCALID", "1", 1);
+  ::setenv("SLURM_JOB_NODELIST", "gpu[07-10]", 1);
+  auto options = nmt::distributed_options_from_environment();
+  CHECK(options.rank == 5);
+  CHECK(options.world_size == 8);
+  CHECK(options.local_rank == 1);
+  CHECK(options.master_addr == "gpu07");
+  ::setenv("MASTER_ADDR", "10.0.0.9", 1);  // a given address wins
+  CHECK(nmt::distributed_options_from_environment().master_addr == "10.0.0.9");
+  ::setenv("RANK", "2", 1);  // torchrun's variables win
+  ::setenv("WORLD_SIZE", "4", 1);
+  options = nmt::distributed_options_from_environment();
+  CHECK(options.rank == 2);
+  CHECK(options.world_size == 4);
+  ::unsetenv("RANK");
+  ::unsetenv("WORLD_SIZE");
+  ::unsetenv("MASTER_ADDR");
+  ::setenv("SLURM_NTASKS", "eight", 1);
+  CHECK_THROWS_WITH(nmt::distributed_options_from_environment(), HasSubstring("SLURM_NTASKS must be an integer"));
+  ::setenv("SLURM_NTASKS", "8", 1);
+  ::unsetenv("SLURM_JOB_NODELIST");
+  CHECK_THROWS_WITH(nmt::distributed_options_from_environment(), HasSubstring("SLURM_JOB_NODELIST or MASTER_ADDR"));
+  for (const char* name : {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"}) ::unsetenv(name);
 }
 
 TEST_CASE("distributed options come from the torchrun variables and are checked", "[distributed]") {

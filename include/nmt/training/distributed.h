@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,10 +32,23 @@ struct DistributedOptions {
   void validate() const;
 };
 
-/// Reads the PyTorch launcher variables RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and
-/// LOCAL_RANK (as torchrun, Slurm or mpirun wrappers set them) over `defaults`; a bad value
-/// is an error naming the variable.
+/// Reads where this process sits from its launcher, over `defaults`: torchrun's variables
+/// RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT, or else, under Slurm (srun), its
+/// SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID and the first host of SLURM_JOB_NODELIST as the
+/// master address (MASTER_ADDR and MASTER_PORT still win where set). A bad value is an error
+/// naming the variable.
 DistributedOptions distributed_options_from_environment(DistributedOptions defaults = {});
+
+/// The first host of a Slurm host list ("node[07-09,12],gpu3" -> "node07"). nmt::Error on a
+/// list that is empty or malformed (an unclosed or empty bracket, a range without a number).
+std::string first_slurm_host(const std::string& nodelist);
+
+/// What a rank trains with, item by item: {"the config", its JSON}, {"the program", its
+/// version}, ... Compared between the ranks before the first step.
+using Fingerprint = std::vector<std::pair<std::string, std::string>>;
+
+/// Words one difference for an error: (item, this rank's value, rank 0's value).
+using DescribeDifference = std::function<std::string(const std::string&, const std::string&, const std::string&)>;
 
 enum class DistributedBackend { gloo, nccl };
 
@@ -76,8 +90,10 @@ class ProcessGroup {
   int64_t max(int64_t value);
   /// Rank 0's bytes on every rank.
   std::string broadcast_bytes(const std::string& bytes);
-  /// Fails on every rank (nmt::Error naming `what`) unless all ranks passed the same value.
-  void check_same(int64_t value, const std::string& what);
+  /// Every rank's fingerprint through the rendezvous store, each compared with rank 0's:
+  /// when any rank differs, every rank throws the same nmt::Error naming each rank that
+  /// differs and in what (worded by `describe`; by default both values, shortened).
+  void check_fingerprints(const Fingerprint& mine, const DescribeDifference& describe = {});
   /// A barrier where the ranks other than 0 wait kValidationWaitFactor x the timeout: they
   /// call it while rank 0 validates and saves, which takes longer than a collective. A
   /// rank that dies still fails it at once (its connections close); rank 0 keeps the timeout.
