@@ -55,6 +55,7 @@ void visit(TrainConfig& c, Visitor&& v) {
   v("batch_tokens", c.batch_tokens);
   v("max_length", c.max_length);
   v("accumulate", c.accumulate);
+  v("overlap_allreduce", c.overlap_allreduce);
   v("learning_rate", c.learning_rate);
   v("schedule", c.schedule);
   v("warmup_steps", c.warmup_steps);

@@ -315,6 +315,24 @@ void ProcessGroup::sum(const std::vector<torch::Tensor>& tensors, int64_t bucket
   });
 }
 
+std::function<void()> ProcessGroup::start_sum(torch::Tensor flat) {
+  if (!impl_) return [] {};
+  std::vector<torch::Tensor> argument{std::move(flat)};
+  c10::intrusive_ptr<c10d::Work> work;
+  try {
+    work = impl_->run([&](auto& group) { return group.allreduce(argument, c10d::AllreduceOptions{}); });
+  } catch (const std::exception& e) {
+    fail(options_, "all-reduce", e);
+  }
+  return [work, options = options_] {
+    try {
+      work->wait();
+    } catch (const std::exception& e) {
+      fail(options, "all-reduce", e);
+    }
+  };
+}
+
 double ProcessGroup::sum(double value) {
   if (!impl_) return value;
   auto tensor = torch::tensor({value}, torch::kFloat64).to(device());

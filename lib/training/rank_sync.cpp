@@ -62,8 +62,11 @@ void TrainingRun::synchronise_ranks() {
   if (!group.is_main())
     torch::manual_seed(static_cast<uint64_t>(config_.train.seed) + 7919ULL * group.rank() +
                        static_cast<uint64_t>(progress_.step));
+  // Behind backward on Gloo; NCCL's collectives on the backward's CUDA streams are not done yet.
+  const bool overlap = config_.train.overlap_allreduce && group.backend() == DistributedBackend::gloo;
+  if (overlap) overlapped_sum_ = std::make_unique<OverlappedGradientSum>(group, model_->parameters());
   log_->message("distributed: " + std::to_string(group.world_size()) + " ranks (" + backend_name(group.backend()) +
-                "); an update covers " +
+                ", gradients summed " + (overlap ? "during" : "after") + " backward); an update covers " +
                    std::to_string(group.world_size()) + " x " + std::to_string(config_.train.accumulate) +
                    " batches of ~" + std::to_string(config_.train.batch_tokens) + " tokens");
 }
@@ -85,6 +88,7 @@ void TrainingRun::share_validation_outcome() {
 // Sums the gradients of all ranks. A rank without a batch in this update contributes zeros.
 void TrainingRun::sum_gradients() {
   if (group_->world_size() == 1) return;
+  if (overlapped_sum_) return overlapped_sum_->finish();
   std::vector<torch::Tensor> gradients;
   for (auto& parameter : model_->parameters()) {
     if (!parameter.grad().defined()) parameter.mutable_grad() = torch::zeros_like(parameter);

@@ -25,6 +25,7 @@
 #include "nmt/training/trainer.h"
 #include "nmt/training/training_log.h"
 #include "nmt/training/validation.h"
+#include "overlapped_sum.h"
 #include "stop_signals.h"
 
 namespace nmt::training_run {
@@ -138,6 +139,7 @@ class TrainingRun {
   DirectoryLock lock_;                   // rank 0: held on the model directory for the run
   RunPosition start_;                    // where this start of the run began (for the ETA)
   int agreed_signal_ = 0;                // a stop signal any rank received (0: none)
+  std::unique_ptr<OverlappedGradientSum> overlapped_sum_;  // data-parallel on Gloo with train.overlap_allreduce
   bool epoch_planned_before_ = false;    // the first epoch's plan is logged as part of the start-up
 };
 

@@ -41,18 +41,19 @@ std::pair<double, int64_t> TrainingRun::update(const std::vector<Batch>& batches
   for (const auto& batch : batches) local_tokens += batch.target_tokens;
   const auto tokens = static_cast<int64_t>(group_->sum(static_cast<double>(local_tokens)));
   torch::Tensor local_loss;  // summed on the device: one host sync per update, below
-  for (const auto& batch : batches) {
-    auto sums = loss_->of_batch(*model_, batch);
+  for (size_t i = 0; i < batches.size(); ++i) {
+    if (overlapped_sum_ && i + 1 == batches.size()) overlapped_sum_->arm();  // summed during this backward
+    auto sums = loss_->of_batch(*model_, batches[i]);
     (sums.loss / static_cast<double>(tokens)).backward();
     const auto detached = sums.loss.detach().to(torch::kDouble);
     local_loss = local_loss.defined() ? local_loss + detached : detached;
   }
+  sum_gradients();  // before any other collective: the buckets' sums started during backward come first
   const double loss_sum = group_->sum(local_loss.defined() ? local_loss.item<double>() : 0.0);
   if (!std::isfinite(loss_sum))
     throw Error("training loss became " + std::to_string(loss_sum) + " at step " +
                 std::to_string(progress_.step + 1) +
                 "; lower train.learning_rate or raise train.warmup_steps (last.pt keeps the last good state)");
-  sum_gradients();
   const auto parameters = model_->parameters();
   const double clip_norm = config_.train.clip_norm;
   set_learning_rate(*optimizer_, learning_rate_->rate(progress_.step + 1));

@@ -122,7 +122,7 @@ on_host 0 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/two" --max-steps 
 on_host 1 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/two" --max-steps 10
 exit_of "$PID_0" 180; [ "$EXIT" = 0 ] || fail "rank 0 of the two-host run failed (exit $EXIT)"
 exit_of "$PID_1" 30; [ "$EXIT" = 0 ] || fail "rank 1 of the two-host run failed (exit $EXIT)"
-grep -q "distributed: 2 ranks (Gloo)" "$WORK/two/train.jsonl" || fail "the two-host run did not say it was distributed"
+grep -q "distributed: 2 ranks (Gloo, gradients summed during backward)" "$WORK/two/train.jsonl" || fail "the two-host run did not say it was distributed"
 "$BIN/nmt-train" "${TRAIN[@]}" --set train.accumulate=2 --model-dir "$WORK/one" --max-steps 10 --quiet >/dev/null 2>&1 \
   || fail "the single-process run failed"
 # Exact: with two ranks each gradient is a + b in either order, the same float sum as one
@@ -132,7 +132,26 @@ translations "$WORK/one/last.pt" >"$WORK/one.jsonl"
 cmp -s "$WORK/two.jsonl" "$WORK/one.jsonl" || fail "2 hosts x accumulate 1 differ from 1 process x accumulate 2"
 "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/half" --max-steps 10 --quiet >/dev/null 2>&1
 translations "$WORK/half/last.pt" | cmp -s - "$WORK/one.jsonl" && fail "the comparison cannot fail: half the batch trains the same"
-echo "two hosts: the same translations and scores as one process with the same global batch (10 steps)"
+# Accumulating over micro-batches, the sums during backward add what earlier ones left in
+# .grad: the run is the one whose gradients are summed after backward, to the last digit.
+# (Not one process's with accumulate 4: that adds g1+g2+g3+g4 in another order than
+# (g1+g2)+(g3+g4), and float addition is not associative.)
+two_hosts_train() {  # two_hosts_train MODEL_DIR FLAGS...
+  local dir=$1; shift
+  on_host 0 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$dir" --max-steps 6 "$@"
+  on_host 1 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$dir" --max-steps 6 "$@"
+  exit_of "$PID_0" 180; [ "$EXIT" = 0 ] || fail "rank 0 of $dir failed (exit $EXIT)"
+  exit_of "$PID_1" 30; [ "$EXIT" = 0 ] || fail "rank 1 of $dir failed (exit $EXIT)"
+}
+two_hosts_train "$WORK/two-acc2" --set train.accumulate=2
+two_hosts_train "$WORK/two-acc2-after" --set train.accumulate=2 --set train.overlap_allreduce=false
+grep -q "gradients summed during backward" "$WORK/two-acc2/train.jsonl" || fail "the gradients were not summed during backward"
+grep -q "gradients summed after backward" "$WORK/two-acc2-after/train.jsonl" || fail "overlap_allreduce=false was not taken"
+translations "$WORK/two-acc2-after/last.pt" >"$WORK/after.jsonl"
+translations "$WORK/two-acc2/last.pt" | cmp -s - "$WORK/after.jsonl" \
+  || fail "2 hosts x accumulate 2: summed during backward differs from summed after it"
+echo "two hosts: the same translations and scores as one process with the same global batch;" \
+  "with accumulate 2, summed during backward as after it"
 
 # --- configs that differ: both stop before the first step, naming rank and key ------------
 on_host 0 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/differ" --max-steps 5 --dist-timeout 30

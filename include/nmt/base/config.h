@@ -53,6 +53,8 @@ struct TrainConfig {
   int64_t batch_tokens = 4096;       ///< tokens per batch (max of source/target, padded)
   int64_t max_length = 100;          ///< pairs with more tokens on a side are left out of the batches
   int64_t accumulate = 1;            ///< gradient accumulation over this many batches
+  bool overlap_allreduce = true;     ///< data-parallel on Gloo: sum each gradient bucket over the ranks
+                                     ///< while backward computes the rest (false: after it)
   double learning_rate = 5e-4;       ///< peak learning rate
   std::string schedule = "noam";     ///< constant | noam (inverse-sqrt warmup) | plateau
   int64_t warmup_steps = 4000;       ///< noam warmup

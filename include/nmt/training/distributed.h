@@ -86,6 +86,10 @@ class ProcessGroup {
   /// Sums each tensor over all ranks, in place. Tensors are packed into flat buckets of
   /// about `bucket_bytes` (one all-reduce per bucket, all in flight together).
   void sum(const std::vector<torch::Tensor>& tensors, int64_t bucket_bytes = 32 << 20);
+  /// Starts summing `flat` over all ranks in place and returns at once; call the returned
+  /// function before reading `flat` (it waits, and throws as sum() does). Every rank must
+  /// start the same sums in the same order.
+  std::function<void()> start_sum(torch::Tensor flat);
   double sum(double value);
   int64_t max(int64_t value);
   /// Rank 0's bytes on every rank.

@@ -1,0 +1,99 @@
+#include "overlapped_sum.h"
+
+namespace nmt::training_run {
+
+OverlappedGradientSum::OverlappedGradientSum(ProcessGroup& group, std::vector<torch::Tensor> parameters)
+    : group_(group),
+      parameters_(std::move(parameters)),
+      bucket_of_(parameters_.size()),
+      slot_in_bucket_(parameters_.size()),
+      arrived_(parameters_.size(), false) {
+  // Reverse order: backward reaches the last layers first.
+  int64_t bytes = kBucketBytes;
+  for (size_t k = parameters_.size(); k-- > 0;) {
+    const auto& p = parameters_[k];
+    const int64_t size = p.numel() * static_cast<int64_t>(p.element_size());
+    const bool same_type =
+        !buckets_.empty() && parameters_[buckets_.back().parameters.front()].scalar_type() == p.scalar_type();
+    if (!same_type || bytes + size > kBucketBytes) {
+      buckets_.emplace_back();
+      bytes = 0;
+    }
+    auto& bucket = buckets_.back();
+    bucket_of_[k] = buckets_.size() - 1;
+    slot_in_bucket_[k] = bucket.parameters.size();
+    bucket.offsets.push_back(bucket.parameters.empty() ? 0 : bucket.offsets.back() + parameters_[bucket.parameters.back()].numel());
+    bucket.parameters.push_back(k);
+    bytes += size;
+  }
+  for (size_t k = 0; k < parameters_.size(); ++k)
+    hooks_.push_back(parameters_[k].register_hook([this, k](torch::Tensor gradient) { on_gradient(k, gradient); }));
+}
+
+OverlappedGradientSum::~OverlappedGradientSum() {
+  for (size_t k = 0; k < hooks_.size(); ++k) parameters_[k].remove_hook(hooks_[k]);
+}
+
+void OverlappedGradientSum::arm() {
+  for (auto& bucket : buckets_) {
+    const auto& first = parameters_[bucket.parameters.front()];
+    const auto elements = bucket.offsets.back() + parameters_[bucket.parameters.back()].numel();
+    bucket.flat = torch::empty({elements}, first.options());
+    bucket.ready = 0;
+    bucket.wait = nullptr;
+  }
+  std::fill(arrived_.begin(), arrived_.end(), false);
+  next_to_start_ = 0;
+  armed_ = true;
+}
+
+// Runs inside backward, before the gradient is added to .grad: what .grad will hold is
+// what it holds now (earlier micro-batches) plus this.
+void OverlappedGradientSum::on_gradient(size_t k, const torch::Tensor& gradient) {
+  if (!armed_ || arrived_[k]) return;
+  torch::NoGradGuard no_grad;
+  auto& bucket = buckets_[bucket_of_[k]];
+  auto slot = bucket.flat.narrow(0, bucket.offsets[slot_in_bucket_[k]], parameters_[k].numel());
+  const auto& accumulated = parameters_[k].grad();
+  if (accumulated.defined()) slot.copy_((accumulated + gradient).reshape({-1}));
+  else slot.copy_(gradient.reshape({-1}));
+  arrived_[k] = true;
+  if (++bucket.ready == bucket.parameters.size()) start_ready_buckets();
+}
+
+void OverlappedGradientSum::start_ready_buckets() {
+  while (next_to_start_ < buckets_.size() && buckets_[next_to_start_].ready == buckets_[next_to_start_].parameters.size())
+    start(buckets_[next_to_start_++]);
+}
+
+void OverlappedGradientSum::start(Bucket& bucket) { bucket.wait = group_.start_sum(bucket.flat); }
+
+void OverlappedGradientSum::finish() {
+  if (!armed_) arm();  // no batch on this rank in this update: it sends what it has
+  torch::NoGradGuard no_grad;
+  for (; next_to_start_ < buckets_.size(); ++next_to_start_) {
+    auto& bucket = buckets_[next_to_start_];
+    for (size_t slot = 0; slot < bucket.parameters.size(); ++slot) {
+      const size_t k = bucket.parameters[slot];
+      if (arrived_[k]) continue;
+      auto place = bucket.flat.narrow(0, bucket.offsets[slot], parameters_[k].numel());
+      const auto& accumulated = parameters_[k].grad();
+      if (accumulated.defined()) place.copy_(accumulated.reshape({-1}));
+      else place.zero_();
+    }
+    start(bucket);
+  }
+  armed_ = false;
+  for (auto& bucket : buckets_) {
+    bucket.wait();
+    for (size_t slot = 0; slot < bucket.parameters.size(); ++slot) {
+      auto& parameter = parameters_[bucket.parameters[slot]];
+      const auto sum = bucket.flat.narrow(0, bucket.offsets[slot], parameter.numel()).view_as(parameter);
+      if (parameter.grad().defined()) parameter.mutable_grad().copy_(sum);
+      else parameter.mutable_grad() = sum.clone();
+    }
+    bucket.flat = torch::Tensor();
+  }
+}
+
+}  // namespace nmt::training_run

@@ -1,0 +1,70 @@
+#pragma once
+// Private to lib/training: the all-reduce of a data-parallel update behind its last
+// backward pass, as PyTorch's DDP does it. The parameters are split into buckets of about
+// kBucketBytes in reverse order (the order backward reaches them); a hook on each parameter
+// copies its final gradient (what was accumulated over the earlier micro-batches plus this
+// one) into its bucket, and a bucket whose gradients are all there is summed over the ranks
+// at once, asynchronously, while backward goes on. finish() sums what is left and waits.
+//
+// Hooks on the tensors, not c10d's Reducer: the Reducer's constructor changed between
+// LibTorch 1.13 and 2.6 (and wants a Python-free logger set-up in 2.x), while a tensor hook
+// is the same in both. The sums equal the after-backward all-reduce exactly: each element
+// is the same float sum of the same ranks' values, whatever the buckets.
+//
+// Buckets are started strictly in order (a ready bucket waits for the ones before it), so
+// every rank starts the same collectives in the same order even when its gradients arrive
+// in another; nothing else may be summed between arm() and finish().
+#include <torch/torch.h>
+
+#include <functional>
+#include <vector>
+
+#include "nmt/training/distributed.h"
+
+namespace nmt::training_run {
+
+class OverlappedGradientSum {
+ public:
+  /// Measured with bench/distributed_throughput.sh (the Transformer preset on 2 ranks):
+  /// small enough that the first bucket starts early in backward, large enough that a
+  /// collective's fixed cost stays small.
+  static constexpr int64_t kBucketBytes = 4 << 20;
+
+  OverlappedGradientSum(ProcessGroup& group, std::vector<torch::Tensor> parameters);
+  ~OverlappedGradientSum();  ///< removes its hooks
+  OverlappedGradientSum(const OverlappedGradientSum&) = delete;
+  OverlappedGradientSum& operator=(const OverlappedGradientSum&) = delete;
+
+  /// The next backward pass is the update's last on this rank: its gradients are summed as
+  /// they become ready. (A rank without a batch in the update calls finish() alone.)
+  void arm();
+  /// Starts the buckets not started yet (in order; a gradient backward did not reach counts
+  /// as what is accumulated, or zeros), waits for all, and writes the sums into the
+  /// parameters' gradients.
+  void finish();
+
+ private:
+  struct Bucket {
+    std::vector<size_t> parameters;  ///< indices into parameters_, in bucket order
+    std::vector<int64_t> offsets;    ///< of each in `flat`
+    torch::Tensor flat;
+    size_t ready = 0;
+    std::function<void()> wait;      ///< set once started
+  };
+
+  void on_gradient(size_t parameter, const torch::Tensor& gradient);
+  void start_ready_buckets();
+  void start(Bucket& bucket);
+
+  ProcessGroup& group_;
+  std::vector<torch::Tensor> parameters_;
+  std::vector<unsigned> hooks_;
+  std::vector<Bucket> buckets_;
+  std::vector<size_t> bucket_of_;     ///< per parameter
+  std::vector<size_t> slot_in_bucket_;
+  std::vector<bool> arrived_;         ///< per parameter, this update
+  size_t next_to_start_ = 0;
+  bool armed_ = false;
+};
+
+}  // namespace nmt::training_run
