@@ -7,8 +7,7 @@
 // at once, asynchronously, while backward goes on. finish() sums what is left and waits.
 //
 // Hooks on the tensors, not c10d's Reducer: the Reducer's constructor changed between
-// LibTorch 1.13 and 2.6 (and wants a Python-free logger set-up in 2.x), while a tensor hook
-// is the same in both. The sums equal the after-backward all-reduce exactly: each element
+// LibTorch 1.13 and 2.6, while a tensor hook is the same in both. The sums equal the after-backward all-reduce exactly: each element
 // is the same float sum of the same ranks' values, whatever the buckets.
 //
 // Buckets are started strictly in order (a ready bucket waits for the ones before it), so
@@ -25,9 +24,9 @@ namespace nmt::training_run {
 
 class OverlappedGradientSum {
  public:
-  /// Measured with bench/distributed_throughput.sh (the Transformer preset on 2 ranks):
-  /// small enough that the first bucket starts early in backward, large enough that a
-  /// collective's fixed cost stays small.
+  /// Not measured yet (bench/distributed_throughput.sh has no overlap variant): between
+  /// PyTorch DDP's first bucket (1 MiB) and its others (25 MiB), so that a model of tens of
+  /// MB has several buckets and the first starts early in backward.
   static constexpr int64_t kBucketBytes = 4 << 20;
 
   OverlappedGradientSum(ProcessGroup& group, std::vector<torch::Tensor> parameters);
