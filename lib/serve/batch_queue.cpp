@@ -125,14 +125,14 @@ void BatchQueue::enqueue(std::deque<Job>& arrived) {
       continue;
     }
     if (job.origin.connection == 0) {
-      job.tag = virtual_time_;  // no connection to be fair to: in order of arrival
+      job.tag = virtual_time_;  // no connection to be fair to: in order of arrival, before the others
     } else {
       auto& connections = pending_connections_[job.origin.client];
       connections[job.origin.connection] += 1;
       auto& finish = connection_finish_[job.origin.connection];
-      job.tag = std::max(virtual_time_, finish);
       const double work = static_cast<double>(std::max<int64_t>(job.cost, 1)) * job.options.beam;
-      finish = job.tag + work * static_cast<double>(connections.size());
+      finish = std::max(virtual_time_, finish) + work * static_cast<double>(connections.size());
+      job.tag = finish;
     }
     pending_.push_back(std::move(job));
   }
@@ -175,6 +175,14 @@ bool BatchQueue::serve_round() {
   for (auto batch = take_batch(stopping); !batch.empty(); batch = take_batch(stopping)) {
     run_batch(batch);
     worked_since_idle_ = true;
+    // The jobs that came while the batch ran take their turn against those still waiting:
+    // admitted only once the queue ran dry, they would wait behind all of it.
+    arrived.clear();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      arrived.swap(incoming_);
+    }
+    enqueue(arrived);
   }
   if (pending_.empty() && worked_since_idle_ && backend_.idle) {
     bool more = false;
@@ -194,7 +202,7 @@ bool BatchQueue::serve_round() {
   return true;
 }
 
-// The job with the smallest tag (the earliest arrival among equal tags) and the others
+// The job with the smallest finish tag (the earliest arrival among equal tags) and the others
 // with its options, in the same order, while they fit in max_batch_tokens (the first
 // always goes, even alone over the limit). Empty when the batch should wait for more: not
 // full, the oldest job not yet due, not stopping.
@@ -233,7 +241,7 @@ std::vector<BatchQueue::Job> BatchQueue::take_batch(bool force) {
     if (--connections[job.origin.connection] <= 0) connections.erase(job.origin.connection);
     if (connections.empty()) pending_connections_.erase(job.origin.client);
   }
-  // A connection whose work ends before now in virtual time would be tagged "now" anyway.
+  // A connection whose work ends before now in virtual time starts from "now" anyway.
   for (auto it = connection_finish_.begin(); it != connection_finish_.end();)
     it = it->second <= virtual_time_ ? connection_finish_.erase(it) : std::next(it);
   return batch;

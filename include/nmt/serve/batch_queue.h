@@ -6,14 +6,16 @@
 // job has waited max_wait. So all model work happens on one thread (one LibTorch pool),
 // and a request's answer does not depend on what it was batched with.
 //
-// Whose turn: start-time fair queueing (Goyal et al., SIGCOMM 1996) over connections. A
-// job's tag is when its connection's previous jobs end in "virtual time" (the work the
-// worker has done), or now if they already have: so a connection that keeps the queue full
-// gets tags further and further ahead, and a client that sends one line now and then is
-// served in the next batch however many jobs others keep queued. A job's work is its
-// tokens x beam, times the connections of its address that have jobs queued: an address
-// gets one share however many connections it opens. Jobs of callers without a connection
-// are served in order of arrival.
+// Whose turn: self-clocked fair queueing (Golestani, INFOCOM 1994) over connections. A
+// job's tag is when it would end in "virtual time" (the largest tag served so far): from
+// when its connection's previous jobs end, or from now if they already have, plus its own
+// work. So a connection that keeps the queue full gets tags further and further ahead, and
+// a client that sends one line now and then gets a tag just past now: it is served within
+// a batch or two however many jobs others keep queued (start tags would tie it with every
+// backlogged connection's first job). A job's work is its tokens x beam, times the
+// connections of its address that have jobs queued: an address gets one share however
+// many connections it opens. Jobs that arrive while a batch runs are tagged when it ends,
+// before the next is chosen. Jobs of callers without a connection go first, in order.
 //
 // max_wait counts from the later of a job's arrival and the end of the previous batch:
 // the clients just answered get that long to send again and join the next batch.
@@ -109,7 +111,7 @@ class BatchQueue {
     RequestOrigin origin;
     uint64_t sequence = 0;  ///< arrival order
     int64_t cost = 0;       ///< tokens; set by the worker
-    double tag = 0;         ///< fair-queueing start tag; set by the worker
+    double tag = 0;         ///< fair-queueing finish tag; set by the worker
   };
 
   void work();
@@ -145,8 +147,8 @@ class BatchQueue {
   std::deque<Job> pending_;  ///< costed, waiting for a batch, in arrival order
   std::chrono::steady_clock::time_point last_batch_end_{};
   bool worked_since_idle_ = false;
-  double virtual_time_ = 0;  ///< the largest tag taken into a batch so far
-  std::unordered_map<uint64_t, double> connection_finish_;  ///< each connection's last tag + work
+  double virtual_time_ = 0;  ///< the largest finish tag taken into a batch so far
+  std::unordered_map<uint64_t, double> connection_finish_;  ///< each connection's last finish tag
   /// Pending jobs per connection, per client address.
   std::unordered_map<std::string, std::unordered_map<uint64_t, int>> pending_connections_;
 
