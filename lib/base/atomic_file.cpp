@@ -113,6 +113,15 @@ std::vector<std::string> remove_stale_temporaries(const std::string& directory, 
   return removed;
 }
 
+std::vector<std::string> remove_stale_temporaries_of(const std::string& path) {
+  const std::filesystem::path target = resolve_write_target(path);
+  const auto directory = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  std::vector<std::string> removed;
+  for (const auto& name : remove_stale_temporaries(directory.string(), target.filename().string()))
+    removed.push_back((directory / name).string());
+  return removed;
+}
+
 std::string read_file(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open " + what + " " + path);

@@ -260,18 +260,6 @@ void append_scratch(const ScratchFile& scratch, SectionWriter& out, const std::s
 
 }  // namespace
 
-namespace {
-
-// A preparation of the same output that was killed left its temporary beside it.
-void remove_leftovers_of(const PrepareOptions& o) {
-  const std::filesystem::path target = resolve_write_target(o.output_path);
-  const auto directory = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-  for (const auto& name : remove_stale_temporaries(directory.string(), target.filename().string()))
-    if (o.log) o.log("removed " + (directory / name).string() + " (left by an interrupted preparation)");
-}
-
-}  // namespace
-
 PrepareReport prepare_corpus(const PrepareOptions& o) {
   if (o.source_tokenizer == nullptr || o.target_tokenizer == nullptr) throw Error("prepare_corpus: no tokenizers");
   const auto started = std::chrono::steady_clock::now();
@@ -287,7 +275,8 @@ PrepareReport prepare_corpus(const PrepareOptions& o) {
   const int id_bytes = std::max(o.source_tokenizer->vocab_size(), o.target_tokenizer->vocab_size()) <= 65536 ? 2 : 4;
 
   PairReader reader(o.source_path, o.target_path);
-  remove_leftovers_of(o);
+  for (const auto& left : remove_stale_temporaries_of(o.output_path))  // of a preparation killed earlier
+    if (o.log) o.log("removed " + left + " (left by an interrupted preparation)");
   OutputFile output(o.output_path);
   ScratchFile source_lengths(o.output_path), target_lengths(o.output_path), id_offsets(o.output_path),
       line_numbers(o.output_path);

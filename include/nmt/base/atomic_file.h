@@ -65,5 +65,7 @@ void hold_while_writing(int fd);
 /// (hold_while_writing), and PID names no process, or a zombie (killed, not yet reaped: a
 /// second process waiting for the first one's lock sees it so). Returns the names removed.
 std::vector<std::string> remove_stale_temporaries(const std::string& directory, const std::string& name = "");
+/// The same for the temporaries of one output file (a symlink followed): returns their paths.
+std::vector<std::string> remove_stale_temporaries_of(const std::string& path);
 
 }  // namespace nmt
