@@ -29,9 +29,8 @@ measure() {
   shift 2
   env "$@" "$bin/nmt-serve" --model "$MODEL" --port 0 --threads "$THREADS" --beam "$BEAM" 2>"$WORK/serve.err" &
   SERVER_PID=$!
-  for _ in $(seq 300); do grep -q "listening on" "$WORK/serve.err" && break; sleep 0.1; done
   local url
-  url=$(grep -o 'http://[0-9.]*:[0-9]*' "$WORK/serve.err") || { cat "$WORK/serve.err" >&2; exit 1; }
+  url=$(server_url "$WORK/serve.err")
   wrk -t 2 -c 8 -d 2s --timeout 60s -s "$WORK/post.lua" "$url" >/dev/null  # warm-up
   for clients in 1 64; do
     wrk -t "$(( clients < 2 ? clients : 2 ))" -c "$clients" -d "${SECONDS_PER_RUN}s" --timeout 60s --latency \

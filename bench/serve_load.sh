@@ -23,8 +23,7 @@ echo
 build/bin/nmt-serve --model "$MODEL" --port 0 --threads "$THREADS" --beam "$BEAM" --precision "$PRECISION" ${SERVE_FLAGS:-} \
   2>"$WORK/serve.err" &
 SERVER_PID=$!
-for _ in $(seq 300); do grep -q "listening on" "$WORK/serve.err" && break; sleep 0.1; done
-URL=$(grep -o 'http://[0-9.]*:[0-9]*' "$WORK/serve.err")
+URL=$(server_url "$WORK/serve.err")
 rss_start=$(awk '/VmRSS/ {printf "%.0f", $2/1024}' "/proc/$SERVER_PID/status")
 
 echo "| clients | requests | requests/s (= sentences/s) | p50 latency | p99 latency | server batches |"

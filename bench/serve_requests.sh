@@ -13,3 +13,11 @@ print("local bodies = {" + ",".join(json.dumps(b) for b in bodies) + "}")
 print('local i = 0\nwrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"')
 print("request = function()\n  i = i % #bodies + 1\n  return wrk.format(nil, \"/v1/translate\", nil, bodies[i])\nend")
 PY
+
+# server_url ERR_FILE: waits (up to 30 s) for nmt-serve's whole readiness line in ERR_FILE,
+# not only its first words (a reader may see a line before its end), and prints the URL.
+server_url() {
+  local ready='^nmt-serve: listening on http://[0-9.]+:[0-9]+ \(.*\)$'
+  for _ in $(seq 300); do grep -qE "$ready" "$1" && break; sleep 0.1; done
+  grep -E "$ready" "$1" | grep -oE 'http://[0-9.]+:[0-9]+' || { cat "$1" >&2; return 1; }
+}

@@ -5,6 +5,12 @@
 // use the names below, which mean the same under both.
 #include <string>
 
+// LibTorch 1.13 (Debian 12) logs through glog, whose CHECK(condition) clashes with
+// Catch2's CHECK. Its header first, then Catch2's: Catch2's definition is the one that
+// stays, also where several test files are compiled as one unit (unity builds) and a
+// later file includes LibTorch (glog's include guard keeps it from redefining CHECK).
+#include <c10/util/Logging.h>
+
 #if NMT_CATCH2_MAJOR >= 3
 #include <catch2/catch_all.hpp>
 using Catch::Approx;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "support/catch.h"
+#include "support/tensor_diff.h"
 #include <chrono>
 #include <thread>
 
@@ -16,6 +17,8 @@
 #include "support/tiny_task.h"
 
 extern char** environ;
+
+using nmt::test::max_diff;
 
 namespace {
 
@@ -117,13 +120,6 @@ std::vector<torch::Tensor> train_single(const ScratchDir& dir, int64_t accumulat
   return parameters;
 }
 
-double largest_difference(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
-  REQUIRE(a.size() == b.size());
-  double largest = 0;
-  for (size_t i = 0; i < a.size(); ++i) largest = std::max(largest, (a[i] - b[i]).abs().max().item<double>());
-  return largest;
-}
-
 bool all_close(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
   REQUIRE(a.size() == b.size());
   for (size_t i = 0; i < a.size(); ++i)
@@ -151,7 +147,7 @@ TEST_CASE("two ranks on localhost train like one process with the same global ba
 
   // 2 ranks x accumulate 1 see the same batches as 1 process x accumulate 2 ...
   const auto single = train_single(dir, 2, "single");
-  CHECK(largest_difference(parameters0, single) == 0);
+  CHECK(max_diff(parameters0, single) == 0);
   CHECK(all_close(parameters0, single));
   // ... and not the same as 1 process x accumulate 1 (so the comparison can fail).
   CHECK_FALSE(all_close(parameters0, train_single(dir, 1, "half")));
