@@ -56,6 +56,7 @@ void visit(TrainConfig& c, Visitor&& v) {
   v("max_length", c.max_length);
   v("accumulate", c.accumulate);
   v("overlap_allreduce", c.overlap_allreduce);
+  v("allreduce_bucket_mb", c.allreduce_bucket_mb);
   v("learning_rate", c.learning_rate);
   v("schedule", c.schedule);
   v("warmup_steps", c.warmup_steps);
@@ -214,6 +215,7 @@ const std::map<std::string, Interval>& number_ranges() {
       {"train.batch_tokens", kAtLeast1},
       {"train.max_length", kAtLeast1},
       {"train.accumulate", kAtLeast1},
+      {"train.allreduce_bucket_mb", kAbove0},
       {"train.learning_rate", kAbove0},
       {"train.warmup_steps", kAtLeast0},
       {"train.plateau_factor", {0, 1, true, true}},  // 0 would stop learning, 1 never decays

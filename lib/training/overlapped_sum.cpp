@@ -2,20 +2,21 @@
 
 namespace nmt::training_run {
 
-OverlappedGradientSum::OverlappedGradientSum(ProcessGroup& group, std::vector<torch::Tensor> parameters)
+OverlappedGradientSum::OverlappedGradientSum(ProcessGroup& group, std::vector<torch::Tensor> parameters,
+                                             int64_t bucket_bytes)
     : group_(group),
       parameters_(std::move(parameters)),
       bucket_of_(parameters_.size()),
       slot_in_bucket_(parameters_.size()),
       arrived_(parameters_.size(), false) {
   // Reverse order: backward reaches the last layers first.
-  int64_t bytes = kBucketBytes;
+  int64_t bytes = bucket_bytes;
   for (size_t k = parameters_.size(); k-- > 0;) {
     const auto& p = parameters_[k];
     const int64_t size = p.numel() * static_cast<int64_t>(p.element_size());
     const bool same_type =
         !buckets_.empty() && parameters_[buckets_.back().parameters.front()].scalar_type() == p.scalar_type();
-    if (!same_type || bytes + size > kBucketBytes) {
+    if (!same_type || bytes + size > bucket_bytes) {
       buckets_.emplace_back();
       bytes = 0;
     }

@@ -1,7 +1,7 @@
 #pragma once
 // Private to lib/training: the all-reduce of a data-parallel update behind its last
 // backward pass, as PyTorch's DDP does it. The parameters are split into buckets of about
-// kBucketBytes in reverse order (the order backward reaches them); a hook on each parameter
+// bucket_bytes in reverse order (the order backward reaches them); a hook on each parameter
 // copies its final gradient (what was accumulated over the earlier micro-batches plus this
 // one) into its bucket, and a bucket whose gradients are all there is summed over the ranks
 // at once, asynchronously, while backward goes on. finish() sums what is left and waits.
@@ -24,12 +24,9 @@ namespace nmt::training_run {
 
 class OverlappedGradientSum {
  public:
-  /// Not measured yet (bench/distributed_throughput.sh has no overlap variant): between
-  /// PyTorch DDP's first bucket (1 MiB) and its others (25 MiB), so that a model of tens of
-  /// MB has several buckets and the first starts early in backward.
-  static constexpr int64_t kBucketBytes = 4 << 20;
-
-  OverlappedGradientSum(ProcessGroup& group, std::vector<torch::Tensor> parameters);
+  /// bucket_bytes: gradients summed in one collective (train.allreduce_bucket_mb; its default
+  /// is measured in bench/RESULTS.md, "Gradient sums over a 1 Gbit/s link").
+  OverlappedGradientSum(ProcessGroup& group, std::vector<torch::Tensor> parameters, int64_t bucket_bytes);
   ~OverlappedGradientSum();  ///< removes its hooks
   OverlappedGradientSum(const OverlappedGradientSum&) = delete;
   OverlappedGradientSum& operator=(const OverlappedGradientSum&) = delete;

@@ -1,6 +1,9 @@
 // What the ranks of a data-parallel run exchange besides the batches' gradients' sums.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "nmt/base/cli.h"
@@ -64,7 +67,10 @@ void TrainingRun::synchronise_ranks() {
                        static_cast<uint64_t>(progress_.step));
   // Behind backward on Gloo; NCCL's collectives on the backward's CUDA streams are not done yet.
   const bool overlap = config_.train.overlap_allreduce && group.backend() == DistributedBackend::gloo;
-  if (overlap) overlapped_sum_ = std::make_unique<OverlappedGradientSum>(group, model_->parameters());
+  if (overlap) {
+    const auto bucket_bytes = std::max<int64_t>(1, std::llround(config_.train.allreduce_bucket_mb * (1 << 20)));
+    overlapped_sum_ = std::make_unique<OverlappedGradientSum>(group, model_->parameters(), bucket_bytes);
+  }
   log_->message("distributed: " + std::to_string(group.world_size()) + " ranks (" + backend_name(group.backend()) +
                 ", gradients summed " + (overlap ? "during" : "after") + " backward); an update covers " +
                    std::to_string(group.world_size()) + " x " + std::to_string(config_.train.accumulate) +
@@ -86,15 +92,22 @@ void TrainingRun::share_validation_outcome() {
 }
 
 // Sums the gradients of all ranks. A rank without a batch in this update contributes zeros.
+// The time it waits is reported (gradient_sum_wait_share in train.jsonl): with the sums
+// overlapped, what backward did not hide.
 void TrainingRun::sum_gradients() {
   if (group_->world_size() == 1) return;
-  if (overlapped_sum_) return overlapped_sum_->finish();
-  std::vector<torch::Tensor> gradients;
-  for (auto& parameter : model_->parameters()) {
-    if (!parameter.grad().defined()) parameter.mutable_grad() = torch::zeros_like(parameter);
-    gradients.push_back(parameter.grad());
+  const auto started = std::chrono::steady_clock::now();
+  if (overlapped_sum_) {
+    overlapped_sum_->finish();
+  } else {
+    std::vector<torch::Tensor> gradients;
+    for (auto& parameter : model_->parameters()) {
+      if (!parameter.grad().defined()) parameter.mutable_grad() = torch::zeros_like(parameter);
+      gradients.push_back(parameter.grad());
+    }
+    group_->sum(gradients);
   }
-  group_->sum(gradients);
+  gradient_sum_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
 }  // namespace nmt::training_run

@@ -140,6 +140,7 @@ class TrainingRun {
   RunPosition start_;                    // where this start of the run began (for the ETA)
   int agreed_signal_ = 0;                // a stop signal any rank received (0: none)
   std::unique_ptr<OverlappedGradientSum> overlapped_sum_;  // data-parallel on Gloo with train.overlap_allreduce
+  double gradient_sum_seconds_ = 0;  // waited in sum_gradients() since the clock last took it
   bool epoch_planned_before_ = false;    // the first epoch's plan is logged as part of the start-up
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 #include <cstdio>
 #include <filesystem>
 #include <regex>
@@ -199,12 +200,14 @@ std::string TrainingRun::train_epoch(TrainingClock& clock, TrainingResult& resul
     const auto [loss, tokens] = update(group);
     result.last_train_loss = loss / static_cast<double>(tokens);
     clock.count(tokens, loss);
+    clock.count_gradient_sum_wait(std::exchange(gradient_sum_seconds_, 0.0));
     p.elapsed_seconds = clock.elapsed_seconds();
     const auto now = position(p.epoch + double(p.batch_in_epoch) / double(count), clock);
     if (schedule_->log_now(p.step)) {
-      const auto [rate, window_loss] = clock.take_window();
-      log_->progress({p.step, now.epoch, window_loss, learning_rate_->rate(p.step), rate, now.elapsed_seconds,
-                      schedule_->eta_seconds(start_, now, clock.seconds_since_start())});
+      const auto window = clock.take_window();
+      log_->progress({p.step, now.epoch, window.loss, learning_rate_->rate(p.step), window.tokens_per_second,
+                      now.elapsed_seconds, schedule_->eta_seconds(start_, now, clock.seconds_since_start()),
+                      group_->world_size() > 1 ? window.gradient_sum_share : -1});
     }
     bool patience_spent = false;
     if (schedule_->validate_now(p.step)) {

@@ -31,13 +31,17 @@ double TrainingClock::seconds_since_start() const { return std::chrono::duration
 
 double TrainingClock::elapsed_seconds() const { return previous_seconds_ + seconds_since_start(); }
 
-std::pair<double, double> TrainingClock::take_window() {
+void TrainingClock::count_gradient_sum_wait(double seconds) { window_gradient_sum_seconds_ += seconds; }
+
+TrainingClock::Window TrainingClock::take_window() {
   const auto now = Clock::now();
   const double seconds = std::chrono::duration<double>(now - window_start_).count();
-  const double rate = seconds > 0 ? window_tokens_ / seconds : 0;
-  const double loss = window_tokens_ > 0 ? window_loss_ / window_tokens_ : 0;
-  window_start_ = now, window_tokens_ = 0, window_loss_ = 0;
-  return {rate, loss};
+  Window window;
+  window.tokens_per_second = seconds > 0 ? window_tokens_ / seconds : 0;
+  window.loss = window_tokens_ > 0 ? window_loss_ / window_tokens_ : 0;
+  window.gradient_sum_share = seconds > 0 ? window_gradient_sum_seconds_ / seconds : 0;
+  window_start_ = now, window_tokens_ = 0, window_loss_ = 0, window_gradient_sum_seconds_ = 0;
+  return window;
 }
 
 TrainingLog::TrainingLog(bool quiet, bool records) : quiet_(quiet), records_(records) {}
@@ -99,11 +103,22 @@ void TrainingLog::progress(const ProgressLine& p) {
                   "step %6lld | epoch %6.2f | loss %7.4f | lr %.3e | %7.0f tok/s | elapsed %s | ETA %s",
                   static_cast<long long>(p.step), p.epoch, p.loss, p.learning_rate, p.tokens_per_second,
                   format_duration(p.elapsed_seconds).c_str(), format_duration(p.eta_seconds).c_str());
-    cli::print_line(line);
+    std::string text = line;
+    if (p.gradient_sum_share >= 0) {
+      std::snprintf(line, sizeof line, " | gradient sum wait %.0f%%", 100 * p.gradient_sum_share);
+      text += line;
+    }
+    cli::print_line(text);
   }
-  write({{"type", "progress"}, {"step", p.step}, {"epoch", p.epoch}, {"loss", p.loss},
-         {"learning_rate", p.learning_rate}, {"target_tokens_per_second", p.tokens_per_second},
-         {"elapsed_seconds", p.elapsed_seconds}});
+  nlohmann::json record = {{"type", "progress"},
+                           {"step", p.step},
+                           {"epoch", p.epoch},
+                           {"loss", p.loss},
+                           {"learning_rate", p.learning_rate},
+                           {"target_tokens_per_second", p.tokens_per_second},
+                           {"elapsed_seconds", p.elapsed_seconds}};
+  if (p.gradient_sum_share >= 0) record["gradient_sum_wait_share"] = p.gradient_sum_share;
+  write(record);
 }
 
 void TrainingLog::validation(int64_t step, const ValidationResult& result, bool best,

@@ -20,46 +20,19 @@ BIN=$(cd "$1" && pwd)
 SRC=$(cd "$2" && pwd)
 source "$SRC/tests/apps/test_harness.sh"  # strict mode; every failure names its line
 WORK=$(mktemp -d)
-ID=$$
-SWITCH=nmt$ID-sw
-HOSTS=(nmt$ID-h0 nmt$ID-h1)
-ADDRESS=(10.231.0.1 10.231.0.2)
+source "$SRC/scripts/namespace-hosts.sh"
 cleanup() {
-  local ns
-  for ns in "${HOSTS[@]}" "$SWITCH"; do
-    ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
-    ip netns del "$ns" 2>/dev/null || true
-  done
+  remove_namespace_hosts
   rm -rf "$WORK"
 }
 skip() { echo "skipped: $*"; exit 77; }
 
 [ "$(id -u)" -eq 0 ] || skip "needs root to make network namespaces"
 command -v ip >/dev/null || skip "needs ip (iproute2)"
-ip netns add "$SWITCH" 2>/dev/null || skip "cannot make a network namespace here"
 
 # --- the hosts ----------------------------------------------------------------------------
-ip -n "$SWITCH" link add br0 type bridge
-ip -n "$SWITCH" link set br0 up
-shaping=
-for i in "${!HOSTS[@]}"; do
-  host=${HOSTS[$i]}
-  ip netns add "$host"
-  ip -n "$host" link set lo up
-  ip link add "nmt${ID}p$i" netns "$SWITCH" type veth peer name eth0 netns "$host"
-  ip -n "$SWITCH" link set "nmt${ID}p$i" master br0 up
-  ip -n "$host" addr add "${ADDRESS[$i]}/24" dev eth0
-  ip -n "$host" link set eth0 up
-  # A link between machines: 1 Gbit/s, 0.5 ms each way where netem exists, else the rate alone.
-  if ip netns exec "$host" tc qdisc add dev eth0 root netem rate 1gbit delay 0.5ms 2>/dev/null; then
-    shaping="1 Gbit/s, 0.5 ms delay (netem)"
-  elif ip netns exec "$host" tc qdisc add dev eth0 root tbf rate 1gbit burst 128kb latency 10ms 2>/dev/null; then
-    shaping="1 Gbit/s (tbf; this kernel has no netem, so no added delay)"
-  else
-    shaping="not shaped (no tc qdisc available)"
-  fi
-done
-echo "hosts ${ADDRESS[*]} on one bridge; links ${shaping}"
+make_namespace_hosts 2 "nmt$$" || skip "cannot make a network namespace here"
+echo "hosts ${ADDRESS[*]} on one bridge; links ${SHAPING}"
 ip netns exec "${HOSTS[0]}" python3 -c 'import socket; s = socket.socket(); s.bind(("0.0.0.0", 29610)); s.listen(); s.settimeout(10); s.accept()' &
 listener=$!
 sleep 0.5
@@ -150,6 +123,11 @@ grep -q "gradients summed after backward" "$WORK/two-acc2-after/train.jsonl" || 
 translations "$WORK/two-acc2-after/last.pt" >"$WORK/after.jsonl"
 translations "$WORK/two-acc2/last.pt" | cmp -s - "$WORK/after.jsonl" \
   || fail "2 hosts x accumulate 2: summed during backward differs from summed after it"
+# Buckets of ~100 bytes: one parameter each, the most collectives in flight at once.
+two_hosts_train "$WORK/two-acc2-small" --set train.accumulate=2 --set train.allreduce_bucket_mb=0.0001
+translations "$WORK/two-acc2-small/last.pt" | cmp -s - "$WORK/after.jsonl" \
+  || fail "2 hosts x accumulate 2: summed during backward in small buckets differs from summed after it"
+grep -q '"gradient_sum_wait_share":' "$WORK/two-acc2/train.jsonl" || fail "train.jsonl does not say how long the sums were waited for"
 echo "two hosts: the same translations and scores as one process with the same global batch;" \
   "with accumulate 2, summed during backward as after it"
 

@@ -55,6 +55,7 @@ struct TrainConfig {
   int64_t accumulate = 1;            ///< gradient accumulation over this many batches
   bool overlap_allreduce = true;     ///< data-parallel on Gloo: sum each gradient bucket over the ranks
                                      ///< while backward computes the rest (false: after it)
+  double allreduce_bucket_mb = 4;    ///< with overlap_allreduce: MiB of gradients summed in one collective
   double learning_rate = 5e-4;       ///< peak learning rate
   std::string schedule = "noam";     ///< constant | noam (inverse-sqrt warmup) | plateau
   int64_t warmup_steps = 4000;       ///< noam warmup

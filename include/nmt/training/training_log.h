@@ -20,12 +20,19 @@ class TrainingClock {
  public:
   explicit TrainingClock(double previous_seconds);
   void count(int64_t target_tokens, double loss_sum);
+  /// Time an update spent waiting for the gradients' sum over the ranks (data-parallel).
+  void count_gradient_sum_wait(double seconds);
   /// Over every start of the run.
   double elapsed_seconds() const;
   /// Since this start of the run.
   double seconds_since_start() const;
-  /// Target tokens per second and mean loss per token since the last call; resets.
-  std::pair<double, double> take_window();
+  struct Window {
+    double tokens_per_second = 0;
+    double loss = 0;                ///< mean per target token
+    double gradient_sum_share = 0;  ///< of the window's time, waiting for the gradients' sum
+  };
+  /// Since the last call; resets.
+  Window take_window();
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -34,6 +41,7 @@ class TrainingClock {
   Clock::time_point window_start_ = Clock::now();
   int64_t window_tokens_ = 0;
   double window_loss_ = 0;
+  double window_gradient_sum_seconds_ = 0;
 };
 
 /// One progress line's figures.
@@ -45,6 +53,7 @@ struct ProgressLine {
   double tokens_per_second = 0;
   double elapsed_seconds = 0;
   double eta_seconds = -1;  ///< negative: unknown
+  double gradient_sum_share = -1;  ///< share of the time spent waiting for the ranks' gradient sum; negative: one process
 };
 
 class TrainingLog {
