@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
   app.add_option("--idle-timeout", settings.idle_timeout_s, "Seconds a keep-alive connection may wait between requests")
       ->check(nmt::cli::in_range(0.1, 3600.0))->capture_default_str();
   app.add_option("--max-batch-tokens", batching.max_batch_tokens, "Source tokens translated together (across requests); "
-                 "more: a little faster, but each request waits longer for the batch before its own")
+                 "less: a request waits less for the batch before its own, but a crowd of clients is served slower")
       ->check(nmt::cli::positive())->capture_default_str();
   app.add_option("--max-wait-ms", max_wait_ms, "Longest a request waits for others to batch with")
       ->check(nmt::cli::at_least(0))->capture_default_str();

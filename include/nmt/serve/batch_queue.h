@@ -45,10 +45,10 @@
 namespace nmt::serve {
 
 struct BatchSettings {
-  /// A request waits for the batch being translated, then for its own: at beam 5 on 2 cores
-  /// a batch of 1,024 tokens takes ~0.5 s and decodes 2% slower than one of 4,096 (which
-  /// takes ~1.2 s; bench/RESULTS.md, "a polite client beside 64 greedy connections").
-  int64_t max_batch_tokens = 1024;
+  /// A request waits for the batch being translated, then for its own (~1.2 s each at beam 5
+  /// on 2 cores). Smaller batches answer sooner but serve a crowd less: 2,048 tokens cost 16%
+  /// of the greedy clients' lines/s, 1,024 34% (bench/RESULTS.md, "a polite client ...").
+  int64_t max_batch_tokens = 4096;
   std::chrono::milliseconds max_wait{5};
   /// Lines queued (not yet answered) from one client address; a request over it gets 429.
   size_t max_client_queued_lines = 8192;
