@@ -166,8 +166,17 @@ bool BatchQueue::serve_round() {
   {
     std::unique_lock<std::mutex> lock(mutex_);
     const auto news = [this] { return !incoming_.empty() || stopping_; };
-    if (pending_.empty()) wake_.wait(lock, news);
-    else wake_.wait_until(lock, due_time(), news);
+    if (pending_.empty()) {
+      if (worked_since_idle_ && backend_.idle && !wake_.wait_for(lock, settings_.idle_delay, news)) {
+        worked_since_idle_ = false;
+        lock.unlock();  // submit() goes on meanwhile
+        backend_.idle();
+        lock.lock();
+      }
+      wake_.wait(lock, news);
+    } else {
+      wake_.wait_until(lock, due_time(), news);
+    }
     arrived.swap(incoming_);
     stopping = stopping_;
   }
@@ -183,17 +192,6 @@ bool BatchQueue::serve_round() {
       arrived.swap(incoming_);
     }
     enqueue(arrived);
-  }
-  if (pending_.empty() && worked_since_idle_ && backend_.idle) {
-    bool more = false;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      more = !incoming_.empty();
-    }
-    if (!more) {
-      worked_since_idle_ = false;
-      backend_.idle();
-    }
   }
   if (stopping && pending_.empty()) {
     std::lock_guard<std::mutex> lock(mutex_);

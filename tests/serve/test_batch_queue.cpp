@@ -348,15 +348,20 @@ TEST_CASE("one client address may queue at most max_client_queued_lines lines", 
   CHECK(texts(queue.submit({"e1", "e2", "e3"}, with_beam(1), {}, from("10.0.0.1", 1)).get()).size() == 3);
 }
 
-TEST_CASE("the worker's idle hook runs once it has answered everything queued", "[serve]") {
+TEST_CASE("the worker's idle hook runs once it has answered everything queued and nothing came for a while", "[serve]") {
   FakeBackend fake;
   auto backend = fake.backend();
   std::atomic<int> idles{0};
   backend.idle = [&] { ++idles; };
-  BatchQueue queue(backend, {1000, std::chrono::milliseconds(0)});
+  BatchSettings settings{1000, std::chrono::milliseconds(0)};
+  settings.idle_delay = std::chrono::seconds(2);  // only later than this, however loaded the machine
+  BatchQueue queue(backend, settings);
   CHECK(idles.load() == 0);  // not before any work
   queue.submit({"a"}, with_beam(1)).get();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  CHECK(idles.load() == 0);  // not between the batches of a busy server
+  queue.submit({"b"}, with_beam(1)).get();
+  CHECK(idles.load() == 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (idles.load() == 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   CHECK(idles.load() == 1);
