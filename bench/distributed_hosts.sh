@@ -43,19 +43,19 @@ run() {
   local variant=$1 dir=$WORK/$1-$2
   rm -rf "$dir"
   if [ "$variant" = one ]; then
-    on_namespace_host 0 build/bin/nmt-train "${TRAIN[@]}" --model-dir "$dir" 2>"$dir.err"
+    on_namespace_host 0 build/bin/nmt-train "${TRAIN[@]}" --model-dir "$dir" >"$dir.out" 2>"$dir.err"
   else
     local flags=(--set train.overlap_allreduce=false)
     [ "$variant" = after ] || flags=(--set train.overlap_allreduce=true --set "train.allreduce_bucket_mb=${variant#during-}")
     local i pids=()
     for i in 0 1; do
       on_namespace_host "$i" env RANK="$i" WORLD_SIZE=2 MASTER_ADDR="${ADDRESS[0]}" MASTER_PORT=29620 \
-        GLOO_SOCKET_IFNAME=eth0 build/bin/nmt-train "${TRAIN[@]}" "${flags[@]}" --model-dir "$dir" 2>"$dir.err$i" &
+        GLOO_SOCKET_IFNAME=eth0 build/bin/nmt-train "${TRAIN[@]}" "${flags[@]}" --model-dir "$dir" >"$dir.out$i" 2>"$dir.err$i" &
       pids+=($!)
     done
     for i in 0 1; do wait "${pids[$i]}" || { cat "$dir.err$i" >&2; exit 1; }; done
   fi
-  { mean_field "$dir/train.jsonl" target_tokens_per_second; echo; } >>"$WORK/$variant.rate"
+  { mean_field "$dir/train.jsonl" target_tokens_per_second | awk '{printf "%.0f", $1}'; echo; } >>"$WORK/$variant.rate"
   [ "$variant" = one ] || { mean_field "$dir/train.jsonl" gradient_sum_wait_share; echo; } >>"$WORK/$variant.wait"
 }
 
