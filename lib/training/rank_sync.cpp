@@ -23,18 +23,12 @@ std::string hex_digits(uint64_t value) {
 
 // "train.learning_rate 0.0005 (rank 0: 0.001)" for each config key that differs (the first 5).
 std::string differing_config_keys(const std::string& mine, const std::string& reference) {
-  const auto a = nlohmann::json::parse(mine).flatten(), b = nlohmann::json::parse(reference).flatten();
+  const auto differences = differing_keys(nlohmann::json::parse(reference), nlohmann::json::parse(mine));
   std::string words;
-  int listed = 0, more = 0;
-  for (const auto& [key, value] : b.items()) {
-    const auto other = a.contains(key) ? a.at(key).dump() : std::string("(none)");
-    if (other == value.dump()) continue;
-    std::string name = key.substr(1);
-    for (auto& c : name) c = c == '/' ? '.' : c;
-    if (listed++ < 5) words += (words.empty() ? "" : ", ") + name + " " + other + " (rank 0: " + value.dump() + ")";
-    else ++more;
-  }
-  if (more > 0) words += " and " + std::to_string(more) + " more";
+  for (size_t i = 0; i < std::min<size_t>(differences.size(), 5); ++i)
+    words += (words.empty() ? "" : ", ") + differences[i].key + " " + differences[i].second + " (rank 0: " +
+             differences[i].first + ")";
+  if (differences.size() > 5) words += " and " + std::to_string(differences.size() - 5) + " more";
   return words.empty() ? std::string("another config") : "another config: " + words;
 }
 

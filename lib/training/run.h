@@ -144,6 +144,14 @@ class TrainingRun {
   bool epoch_planned_before_ = false;    // the first epoch's plan is logged as part of the start-up
 };
 
+/// A key (a.b.c) whose value differs between two configs' JSON, with both values as JSON text.
+struct ConfigDifference {
+  std::string key;
+  std::string first;
+  std::string second;
+};
+/// Every key of `first` whose value differs in `second` (a key `second` lacks: "null").
+std::vector<ConfigDifference> differing_keys(const nlohmann::json& first, const nlohmann::json& second);
 /// "a.b (stored X, given Y), ..." for every key whose value differs between two configs;
 /// "" when they are equal.
 std::string config_differences(const Config& stored, const Config& given);

@@ -142,14 +142,13 @@ void TrainingRun::make_optimizer() {
 
 namespace {
 
-// The keys (a.b.c) whose values differ between two configs' JSON, with both values.
-void collect_differences(const nlohmann::json& stored, const nlohmann::json& given, const std::string& prefix,
-                         std::vector<std::string>& out) {
-  for (const auto& item : stored.items()) {
+void collect_differences(const nlohmann::json& first, const nlohmann::json& second, const std::string& prefix,
+                         std::vector<ConfigDifference>& out) {
+  for (const auto& item : first.items()) {
     const auto key = prefix.empty() ? item.key() : prefix + "." + item.key();
-    const auto& other = given.contains(item.key()) ? given[item.key()] : nlohmann::json();
+    const auto& other = second.contains(item.key()) ? second[item.key()] : nlohmann::json();
     if (item.value().is_object() && other.is_object()) collect_differences(item.value(), other, key, out);
-    else if (item.value() != other) out.push_back(key + " (stored " + item.value().dump() + ", given " + other.dump() + ")");
+    else if (item.value() != other) out.push_back({key, item.value().dump(), other.dump()});
   }
 }
 
@@ -191,11 +190,16 @@ void TrainingRun::load_for_resume(const std::string& checkpoint) {
   restore(archive, path("last.pt"));
 }
 
+std::vector<ConfigDifference> differing_keys(const nlohmann::json& first, const nlohmann::json& second) {
+  std::vector<ConfigDifference> differences;
+  collect_differences(first, second, "", differences);
+  return differences;
+}
+
 std::string config_differences(const Config& stored, const Config& given) {
-  std::vector<std::string> differences;
-  collect_differences(config_to_json(stored), config_to_json(given), "", differences);
   std::string list;
-  for (const auto& d : differences) list += (list.empty() ? "" : ", ") + d;
+  for (const auto& d : differing_keys(config_to_json(stored), config_to_json(given)))
+    list += (list.empty() ? "" : ", ") + d.key + " (stored " + d.first + ", given " + d.second + ")";
   return list;
 }
 
