@@ -161,27 +161,31 @@ grep -q "rank 0 of 2 failed in" "$WORK/rank0.err" || fail "rank 0 does not say w
 echo "link cut: both ranks stopped in $((SECONDS - cut_at)) s with --dist-timeout 10; last.pt intact"
 
 # --- one rank killed, then both resumed: the end is the uninterrupted run's --------------
-on_host 0 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/straight" --max-steps 16
-on_host 1 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/straight" --max-steps 16
-exit_of "$PID_0" 180; status0=$EXIT
-exit_of "$PID_1" 30; status1=$EXIT
-[ "$status0" = 0 ] && [ "$status1" = 0 ] || fail "the uninterrupted run failed (exits $status0, $status1)"
-on_host 0 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/killed" --max-steps 16 --dist-timeout 10
-on_host 1 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/killed" --max-steps 16 --dist-timeout 10
-wait_for_step "$WORK/killed" 9  # last.pt holds step 8
+# The killed run has no step limit of its own, so however late the kill lands it lands
+# mid-run; both the resumed and the uninterrupted runs then stop at the same later step.
+on_host 0 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/killed" --max-steps 100000 --dist-timeout 10
+on_host 1 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/killed" --max-steps 100000 --dist-timeout 10
+wait_for_step "$WORK/killed" 9  # last.pt holds step 8 or later
 kill -9 "$PID_1"
 exit_of "$PID_0" 60; [ "$EXIT" = 1 ] || fail "rank 0 did not fail when rank 1 was killed (exit $EXIT)"
 exit_of "$PID_1" 5
-on_host 0 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/killed" --max-steps 16
-on_host 1 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/killed" --max-steps 16
+killed_at=$(grep -o '"step":[0-9]*' "$WORK/killed/train.jsonl" | tail -n 1 | cut -d: -f2)
+end=$((killed_at + 4))  # past the step last.pt holds (saved every 4, at most killed_at)
+on_host 0 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/killed" --max-steps "$end"
+on_host 1 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/killed" --max-steps "$end"
 exit_of "$PID_0" 180; status0=$EXIT
 exit_of "$PID_1" 30; status1=$EXIT
 [ "$status0" = 0 ] && [ "$status1" = 0 ] || fail "the resumed run failed (exits $status0, $status1)"
 grep -q "resuming from" "$WORK/rank0.err" || fail "the restarted run did not resume from last.pt"
+on_host 0 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/straight" --max-steps "$end"
+on_host 1 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/straight" --max-steps "$end"
+exit_of "$PID_0" 180; status0=$EXIT
+exit_of "$PID_1" 30; status1=$EXIT
+[ "$status0" = 0 ] && [ "$status1" = 0 ] || fail "the uninterrupted run failed (exits $status0, $status1)"
 translations "$WORK/straight/last.pt" >"$WORK/straight.jsonl"
 translations "$WORK/killed/last.pt" | cmp -s - "$WORK/straight.jsonl" \
-  || fail "killed at step 9 and resumed, the run ends elsewhere than the uninterrupted one"
-echo "rank killed: rank 0 stopped; resumed from last.pt, the run ends where the uninterrupted one does"
+  || fail "killed after step $killed_at and resumed to $end, the run ends elsewhere than the uninterrupted one"
+echo "rank killed after step $killed_at: rank 0 stopped; resumed from last.pt to step $end, as the uninterrupted run ends"
 
 # --- rendezvous failures: an error within the timeout, never a hang ------------------------
 expect_join_failure() {  # expect_join_failure WHAT PID RANK: exit 1 within 40 s, "could not join"
