@@ -211,7 +211,8 @@ expect_error "--device cuda" "$BIN/nmt-translate" --model "$MODEL" --device cuda
 "$BIN/nmt-train" --config "$WORK/tiny.json" "${TRAIN[@]}" --model-dir "$WORK/sig" --max-steps 100000 \
   --threads 1 --quiet >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 100); do [ -f "$WORK/sig/last.pt" ] && break; sleep 0.2; done
+for _ in $(seq 600); do [ -f "$WORK/sig/last.pt" ] && break; sleep 0.2; done
+[ -f "$WORK/sig/last.pt" ] || fail "the run to be stopped by SIGTERM saved no last.pt within 120 s"
 kill -TERM "$pid"
 wait "$pid" || fail "training did not exit cleanly on SIGTERM"
 grep -q "signal" "$WORK/sig/train.jsonl" || fail "no stop message for the signal"

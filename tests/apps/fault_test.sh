@@ -161,7 +161,8 @@ expect 1 "use a smaller --beam" "$BIN/nmt-translate" --model "$MODEL" --beam 100
 # Two runs on one model directory: the second fails at once, naming it.
 "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/busy" --max-steps 100000 --threads 1 --quiet >/dev/null 2>&1 &
 first=$!
-for _ in $(seq 100); do [ -f "$WORK/busy/config.json" ] && break; sleep 0.1; done
+for _ in $(seq 1200); do [ -f "$WORK/busy/config.json" ] && break; sleep 0.1; done
+[ -f "$WORK/busy/config.json" ] || fail "the first run on $WORK/busy did not start within 120 s"
 expect 1 "$WORK/busy is in use by another process" "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/busy" --threads 1
 kill -TERM "$first"
 wait "$first" || fail "the first run did not stop cleanly"
@@ -219,7 +220,7 @@ for change in truncate overwrite; do
   "$BIN/nmt-train" --config "$WORK/tiny.json" --valid-src "$WORK/valid.en" --valid-tgt "$WORK/valid.de" "${PREP[@]}" \
     --threads 1 --quiet --max-steps 1000000 --train-data "$WORK/live.nmtc" \
     --model-dir "$WORK/live-$change" >/dev/null 2>"$WORK/live.err" & run=$!
-  for _ in $(seq 300); do [ -f "$WORK/live-$change/best.pt" ] && break; sleep 0.1; done
+  for _ in $(seq 1200); do [ -f "$WORK/live-$change/best.pt" ] && break; sleep 0.1; done
   [ -f "$WORK/live-$change/best.pt" ] || { cat "$WORK/live.err" >&2; fail "the run on live.nmtc did not start"; }
   if [ "$change" = truncate ]; then truncate -s 0 "$WORK/live.nmtc"; else cp "$WORK/c.nmtc" "$WORK/live.nmtc"; fi
   got=0
