@@ -94,9 +94,14 @@ int main(int argc, char** argv) {
       ->check(nmt::cli::in_range(0.1, 3600.0))->capture_default_str();
   app.add_option("--idle-timeout", settings.idle_timeout_s, "Seconds a keep-alive connection may wait between requests")
       ->check(nmt::cli::in_range(0.1, 3600.0))->capture_default_str();
-  app.add_option("--max-batch-tokens", batching.max_batch_tokens, "Source tokens translated together (across requests); "
-                 "less: a request waits less for the batch before its own, but a crowd of clients is served slower")
+  app.add_option("--max-batch-tokens", batching.max_batch_tokens,
+                 "Padded source tokens translated in one pass, across requests; less: a request waits less for the "
+                 "pass in flight, more: the cores are used better")
       ->check(nmt::cli::positive())->capture_default_str();
+  app.add_option("--maxi-batch", batching.maxi_batch,
+                 "Passes' worth of queued lines sorted by length together (Marian's maxi-batch): more, less padding; "
+                 "a request is answered once its own lines are done")
+      ->check(nmt::cli::in_range(1, 1000))->capture_default_str();
   app.add_option("--max-wait-ms", max_wait_ms, "Longest a request waits for others to batch with")
       ->check(nmt::cli::at_least(0))->capture_default_str();
   app.add_option("--beam", d.beam, "Default beam size (1 = greedy); requests may choose up to 32")->check(nmt::cli::in_range(1, 32))->capture_default_str();

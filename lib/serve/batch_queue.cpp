@@ -75,28 +75,31 @@ void BatchQueue::work() {
     } catch (...) {
       // Nothing may end the worker while requests wait on it: what was pending fails (500).
       const auto failure = std::current_exception();
-      std::deque<Job> failed;
+      std::list<Job> failed;
       failed.swap(pending_);
       pending_connections_.clear();
-      for (auto& job : failed) complete(job, {}, failure);
+      for (auto& job : failed)
+        if (!job.answered) complete(job, {}, failure);
     }
   }
 }
 
-int64_t BatchQueue::admit(const Job& job) const {
-  int64_t cost = 0;
+std::vector<int64_t> BatchQueue::admit(const Job& job) const {
+  std::vector<int64_t> tokens;
+  tokens.reserve(job.lines.size());
   for (size_t i = 0; i < job.lines.size(); ++i) {
     try {
-      cost += backend_.cost(job.lines[i], job.guides[i]);
+      tokens.push_back(backend_.cost(job.lines[i], job.guides[i]));
     } catch (const RequestError& e) {
       throw RequestError(e.status(), "line " + std::to_string(i + 1) + " of the request: " + e.what());
     }
   }
-  return cost;
+  return tokens;
 }
 
 // The budget first: a client that has its answer may send again at once.
 void BatchQueue::complete(Job& job, std::vector<LineResult> results, std::exception_ptr error) {
+  job.answered = true;
   if (!job.origin.client.empty()) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto queued = queued_lines_.find(job.origin.client);
@@ -109,7 +112,7 @@ void BatchQueue::complete(Job& job, std::vector<LineResult> results, std::except
 }
 
 // Costing tokenizes, so it happens here on the worker, outside the lock; a job the model
-// cannot take is answered here and never joins a batch.
+// cannot take is answered here and never joins the pool.
 void BatchQueue::enqueue(std::deque<Job>& arrived) {
   for (auto& job : arrived) {
     if (job.origin.abandoned()) {
@@ -119,11 +122,12 @@ void BatchQueue::enqueue(std::deque<Job>& arrived) {
       continue;
     }
     try {
-      job.cost = admit(job);
+      job.line_tokens = admit(job);
     } catch (...) {
       complete(job, {}, std::current_exception());
       continue;
     }
+    for (const auto tokens : job.line_tokens) job.cost += tokens;
     if (job.origin.connection == 0) {
       job.tag = virtual_time_;  // no connection to be fair to: in order of arrival, before the others
     } else {
@@ -147,7 +151,7 @@ void BatchQueue::drop_abandoned() {
     }
     Job job = std::move(*it);
     it = pending_.erase(it);
-    if (job.origin.connection != 0) {
+    if (job.origin.connection != 0 && !job.in_pool) {
       auto& connections = pending_connections_[job.origin.client];
       if (--connections[job.origin.connection] <= 0) connections.erase(job.origin.connection);
       if (connections.empty()) pending_connections_.erase(job.origin.client);
@@ -181,10 +185,12 @@ bool BatchQueue::serve_round() {
     stopping = stopping_;
   }
   enqueue(arrived);
-  for (auto batch = take_batch(stopping); !batch.empty(); batch = take_batch(stopping)) {
-    run_batch(batch);
+  while (fill_pool(stopping)) {
+    const auto band = next_band();
+    if (band.empty()) break;
+    run_band(band);
     worked_since_idle_ = true;
-    // The jobs that came while the batch ran take their turn against those still waiting:
+    // The jobs that came while the band ran take their turn against those still waiting:
     // admitted only once the queue ran dry, they would wait behind all of it.
     arrived.clear();
     {
@@ -200,111 +206,203 @@ bool BatchQueue::serve_round() {
   return true;
 }
 
-// The job with the smallest finish tag (the earliest arrival among equal tags) and the others
-// with its options, in the same order, while they fit in max_batch_tokens (the first
-// always goes, even alone over the limit). Empty when the batch should wait for more: not
-// full, the oldest job not yet due, not stopping.
-std::vector<BatchQueue::Job> BatchQueue::take_batch(bool force) {
+bool BatchQueue::pool_open() const {
+  return std::any_of(pending_.begin(), pending_.end(), [](const Job& job) { return job.in_pool; });
+}
+
+// A fresh pool takes the job with the smallest finish tag (the earliest arrival among equal
+// tags) and the later ones with its options, while they fit (the first always goes, even
+// alone over the limit). An open pool takes, in tag order, the jobs that fit, and stops
+// at the first whose options differ: that job's turn has come, and it waits for the pool
+// to drain rather than be passed over.
+bool BatchQueue::fill_pool(bool force) {
   drop_abandoned();
-  if (pending_.empty()) return {};
-  std::vector<size_t> turn(pending_.size());
-  for (size_t i = 0; i < turn.size(); ++i) turn[i] = i;
-  std::stable_sort(turn.begin(), turn.end(), [this](size_t a, size_t b) { return pending_[a].tag < pending_[b].tag; });
-  const JobOptions options = pending_[turn.front()].options;
-  std::vector<size_t> chosen;
+  if (pending_.empty()) return false;
+  std::vector<Job*> turn;
   int64_t tokens = 0;
+  const Job* member = nullptr;
+  for (auto& job : pending_) {
+    if (!job.in_pool) turn.push_back(&job);
+    else tokens += job.tokens_left, member = &job;
+  }
+  std::stable_sort(turn.begin(), turn.end(), [](const Job* a, const Job* b) { return a->tag < b->tag; });
+  const bool open = member != nullptr;
+  const int64_t limit = settings_.max_batch_tokens * settings_.maxi_batch;
+  const JobOptions options = open ? member->options : turn.front()->options;
+  std::vector<Job*> joining;
   bool full = false;
-  for (size_t i : turn) {
-    if (pending_[i].options != options) continue;
-    if (!chosen.empty() && tokens + pending_[i].cost > settings_.max_batch_tokens) {
+  for (Job* job : turn) {
+    if (job->options != options) {
+      if (open) break;
+      continue;
+    }
+    if ((open || !joining.empty()) && tokens + job->cost > limit) {
       full = true;
       break;
     }
-    chosen.push_back(i);
-    tokens += pending_[i].cost;
+    joining.push_back(job);
+    tokens += job->cost;
   }
-  full = full || tokens >= settings_.max_batch_tokens;
-  const bool due = std::chrono::steady_clock::now() >= due_time();
-  if (!full && !due && !force) return {};
-  std::vector<Job> batch;
-  for (size_t i : chosen) {
-    virtual_time_ = std::max(virtual_time_, pending_[i].tag);
-    batch.push_back(std::move(pending_[i]));
-  }
-  std::sort(chosen.begin(), chosen.end());
-  for (auto it = chosen.rbegin(); it != chosen.rend(); ++it) pending_.erase(pending_.begin() + static_cast<long>(*it));
-  for (const auto& job : batch) {
-    if (job.origin.connection == 0) continue;
-    auto& connections = pending_connections_[job.origin.client];
-    if (--connections[job.origin.connection] <= 0) connections.erase(job.origin.connection);
-    if (connections.empty()) pending_connections_.erase(job.origin.client);
-  }
+  full = full || tokens >= limit;
+  if (!open && !full && !force && std::chrono::steady_clock::now() < due_time()) return false;
+  for (Job* job : joining) join_pool(*job);
+  // Virtual time is the tag of the job in service: the pool's first in turn order (not
+  // its last: the pool's later jobs still wait for their lines, and a client that comes
+  // now is due before them).
+  const Job* head = nullptr;
+  for (const auto& job : pending_)
+    if (job.in_pool && (!head || earlier(&job, head))) head = &job;
+  virtual_time_ = std::max(virtual_time_, head->tag);
   // A connection whose work ends before now in virtual time starts from "now" anyway.
   for (auto it = connection_finish_.begin(); it != connection_finish_.end();)
     it = it->second <= virtual_time_ ? connection_finish_.erase(it) : std::next(it);
-  return batch;
+  return true;
+}
+
+void BatchQueue::join_pool(Job& job) {
+  job.in_pool = true;
+  job.results.resize(job.lines.size());
+  job.line_done.assign(job.lines.size(), false);
+  job.lines_left = job.lines.size();
+  job.tokens_left = job.cost;
+  if (job.origin.connection == 0) return;
+  auto& connections = pending_connections_[job.origin.client];
+  if (--connections[job.origin.connection] <= 0) connections.erase(job.origin.connection);
+  if (connections.empty()) pending_connections_.erase(job.origin.client);
+}
+
+// Two jobs in turn order: the smaller tag, then the earlier arrival.
+bool BatchQueue::earlier(const Job* a, const Job* b) { return a->tag != b->tag ? a->tag < b->tag : a->sequence < b->sequence; }
+
+std::vector<BatchQueue::LineRef> BatchQueue::next_band() {
+  // The pool's lines left, by length; lines of equal length take turns between jobs (each
+  // job's first such line, then each one's second, ...), so a job that has just joined
+  // shares the next band of its length instead of queueing behind an earlier job's lines.
+  struct Sorted {
+    LineRef ref;
+    int64_t tokens;
+    size_t turn;  // how many lines of this length its job has before it
+  };
+  std::vector<Sorted> lines;
+  for (auto& job : pending_) {
+    if (!job.in_pool || job.answered) continue;
+    std::unordered_map<int64_t, size_t> seen;
+    for (size_t i = 0; i < job.lines.size(); ++i)
+      if (!job.line_done[i]) lines.push_back({{&job, i}, job.line_tokens[i], seen[job.line_tokens[i]]++});
+  }
+  if (lines.empty()) return {};
+  std::sort(lines.begin(), lines.end(), [](const Sorted& a, const Sorted& b) {
+    if (a.tokens != b.tokens) return a.tokens < b.tokens;
+    if (a.turn != b.turn) return a.turn < b.turn;
+    if (a.ref.job != b.ref.job) return earlier(a.ref.job, b.ref.job);
+    return a.ref.line < b.ref.line;
+  });
+  // Bands as the translator cuts a sorted batch: each at most max_batch_tokens padded.
+  std::vector<std::pair<size_t, size_t>> bands;  // [first, last)
+  size_t first = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (i > first && static_cast<int64_t>(i + 1 - first) * lines[i].tokens > settings_.max_batch_tokens) {
+      bands.emplace_back(first, i);
+      first = i;
+    }
+  }
+  bands.emplace_back(first, lines.size());
+  // Each band's jobs in turn order; the band whose list comes first goes: the first job
+  // that differs decides, and of two lists where one begins the other, the longer goes
+  // (it advances more jobs). The pool's first job is in the band that goes.
+  const auto goes_before = [](const std::vector<const Job*>& a, const std::vector<const Job*>& b) {
+    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+      if (a[i] != b[i]) return earlier(a[i], b[i]);
+    return a.size() > b.size();
+  };
+  std::vector<const Job*> best_jobs;
+  size_t best = 0;
+  for (size_t b = 0; b < bands.size(); ++b) {
+    std::vector<const Job*> jobs;
+    for (size_t i = bands[b].first; i < bands[b].second; ++i) jobs.push_back(lines[i].ref.job);
+    std::sort(jobs.begin(), jobs.end(), earlier);
+    jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
+    if (b == 0 || goes_before(jobs, best_jobs)) {
+      best_jobs = std::move(jobs);
+      best = b;
+    }
+  }
+  std::vector<LineRef> band;
+  for (size_t i = bands[best].first; i < bands[best].second; ++i) band.push_back(lines[i].ref);
+  return band;
 }
 
 std::chrono::steady_clock::time_point BatchQueue::due_time() const {
   return std::max(pending_.front().queued, last_batch_end_) + settings_.max_wait;
 }
 
-std::vector<std::vector<LineResult>> BatchQueue::translate_together(const std::vector<Job>& batch) {
+std::vector<LineResult> BatchQueue::translate_lines(const std::vector<LineRef>& band) {
   std::vector<std::string> lines;
   std::vector<LineGuide> guides;
-  for (const auto& job : batch) {
-    lines.insert(lines.end(), job.lines.begin(), job.lines.end());
-    guides.insert(guides.end(), job.guides.begin(), job.guides.end());
+  for (const auto& ref : band) {
+    lines.push_back(ref.job->lines[ref.line]);
+    guides.push_back(ref.job->guides[ref.line]);
   }
-  auto results = backend_.translate(lines, guides, batch.front().options);
+  auto results = backend_.translate(lines, guides, band.front().job->options);
   if (results.size() != lines.size()) throw Error("the translator returned a wrong number of results");
-  std::vector<std::vector<LineResult>> answers;
-  size_t next = 0;
-  for (const auto& job : batch) {
-    answers.emplace_back(std::make_move_iterator(results.begin() + static_cast<long>(next)),
-                         std::make_move_iterator(results.begin() + static_cast<long>(next + job.lines.size())));
-    next += job.lines.size();
-  }
-  return answers;
+  return results;
 }
 
-void BatchQueue::run_batch(std::vector<Job>& batch) {
-  // Everything that can throw happens before the first completion, so a job is answered
-  // exactly once. A batch that fails is split: each job alone, so that the one that cannot
-  // be translated gets its error and the others their translations.
-  size_t lines = 0;
-  for (const auto& job : batch) lines += job.lines.size();
-  std::vector<std::vector<LineResult>> answers;
-  std::exception_ptr failure;
-  try {
-    answers = translate_together(batch);
-  } catch (...) {
-    failure = std::current_exception();
+void BatchQueue::deliver(const std::vector<LineRef>& band, std::vector<LineResult>& results) {
+  for (size_t i = 0; i < band.size(); ++i) {
+    Job& job = *band[i].job;
+    if (job.answered) continue;
+    job.results[band[i].line] = std::move(results[i]);
+    job.line_done[band[i].line] = true;
+    job.tokens_left -= job.line_tokens[band[i].line];
+    if (--job.lines_left == 0) complete(job, std::move(job.results), nullptr);
   }
-  if (!failure) {
-    for (size_t j = 0; j < batch.size(); ++j) complete(batch[j], std::move(answers[j]), nullptr);
-  } else if (batch.size() == 1) {
-    complete(batch.front(), {}, failure);
-  } else {
-    for (auto& job : batch) {
-      std::vector<Job> alone;
-      alone.push_back(std::move(job));
-      std::vector<LineResult> answer;
-      std::exception_ptr error;
-      try {
-        answer = std::move(translate_together(alone).front());
-      } catch (...) {
-        error = std::current_exception();
+}
+
+void BatchQueue::run_band(const std::vector<LineRef>& band) {
+  // Everything that can throw happens before a job's completion, so a job is answered
+  // exactly once. A band that fails is split by job: each job's lines in it alone, so that
+  // the one that cannot be translated gets its error and the others their translations.
+  std::vector<const Job*> jobs;
+  for (const auto& ref : band)
+    if (std::find(jobs.begin(), jobs.end(), ref.job) == jobs.end()) jobs.push_back(ref.job);
+  try {
+    auto results = translate_lines(band);
+    deliver(band, results);
+  } catch (...) {
+    const auto failure = std::current_exception();
+    for (const Job* job : jobs) {
+      std::vector<LineRef> alone;
+      for (const auto& ref : band)
+        if (ref.job == job) alone.push_back(ref);
+      std::vector<LineResult> results;
+      std::exception_ptr error = jobs.size() == 1 ? failure : nullptr;
+      if (!error) {
+        try {
+          results = translate_lines(alone);
+        } catch (...) {
+          error = std::current_exception();
+        }
       }
-      complete(alone.front(), std::move(answer), error);
+      if (error) complete(*alone.front().job, {}, error);
+      else deliver(alone, results);
     }
+  }
+  int64_t answered = 0;
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (!it->answered) {
+      ++it;
+      continue;
+    }
+    ++answered;
+    it = pending_.erase(it);
   }
   last_batch_end_ = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.batches += 1;
-  stats_.jobs += static_cast<int64_t>(batch.size());
-  stats_.lines += static_cast<int64_t>(lines);
-  stats_.largest_batch_jobs = std::max(stats_.largest_batch_jobs, static_cast<int64_t>(batch.size()));
+  stats_.jobs += answered;
+  stats_.lines += static_cast<int64_t>(band.size());
+  stats_.largest_batch_jobs = std::max(stats_.largest_batch_jobs, static_cast<int64_t>(jobs.size()));
 }
 
 }  // namespace nmt::serve

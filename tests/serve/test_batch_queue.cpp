@@ -84,12 +84,17 @@ TEST_CASE("prefixes and constraints travel with their lines through a shared bat
   CHECK_THROWS_WITH(queue.submit({"c1"}, with_beam(2), {LineGuide{}, LineGuide{}}), HasSubstring("2 line guides for 1 lines"));
   queue.stop();
   REQUIRE(fake.batches.size() == 1);
-  const auto& guides = fake.batches[0].guides;
-  REQUIRE(guides.size() == 3);
-  CHECK((guides[0].prefix.empty() && guides[0].constraints.empty()));
-  CHECK(guides[1].prefix == "start");
-  CHECK(guides[1].constraints == std::vector<std::string>{"word", "two words"});
-  CHECK((guides[2].prefix.empty() && guides[2].constraints.empty()));
+  const auto& batch = fake.batches[0];
+  REQUIRE(batch.guides.size() == 3);
+  const auto guide_of = [&](const std::string& line) {  // the batch orders lines by length
+    const auto at = std::find(batch.lines.begin(), batch.lines.end(), line);
+    REQUIRE(at != batch.lines.end());
+    return batch.guides[static_cast<size_t>(at - batch.lines.begin())];
+  };
+  CHECK((guide_of("a1").prefix.empty() && guide_of("a1").constraints.empty()));
+  CHECK(guide_of("a2").prefix == "start");
+  CHECK(guide_of("a2").constraints == std::vector<std::string>{"word", "two words"});
+  CHECK((guide_of("b1").prefix.empty() && guide_of("b1").constraints.empty()));
 }
 
 TEST_CASE("requests with different options are never batched together", "[serve]") {
@@ -367,4 +372,42 @@ TEST_CASE("the worker's idle hook runs once it has answered everything queued an
   CHECK(idles.load() == 1);
   queue.stop();
   CHECK(idles.load() == 1);  // not again without work
+}
+
+TEST_CASE("a request is answered once its own lines are done: it joins the next pass, not the next batch", "[serve]") {
+  // Passes of 8 padded tokens from a pool of 4 passes' worth. The first job's short lines
+  // are in the first pass; a one-line request that comes meanwhile shares the next pass
+  // with the first job's long lines, and is answered before that job is.
+  GatedBackend gated;
+  BatchSettings settings{8, std::chrono::milliseconds(0)};
+  settings.maxi_batch = 4;
+  BatchQueue queue(gated.backend(), settings);
+  std::vector<std::string> lines{"aa", "ab", "ac", "ad", "aaaa", "aaab", "aaac", "aaad", "aaae", "aaaf"};
+  std::atomic<int> order{0};
+  int first_answered = -1, polite_answered = -1;
+  std::promise<void> both;
+  std::atomic<int> left{2};
+  queue.submit(lines, with_beam(1), {}, [&](std::vector<LineResult> results, std::exception_ptr) {
+    CHECK(texts(results) == lines);
+    first_answered = order++;
+    if (--left == 0) both.set_value();
+  }, from("10.0.0.1", 1));
+  wait_until_started(gated);  // the pass of the four 2-token lines
+  queue.submit({"pppp"}, with_beam(1), {}, [&](std::vector<LineResult> results, std::exception_ptr) {
+    CHECK(texts(results) == std::vector<std::string>{"pppp"});
+    polite_answered = order++;
+    if (--left == 0) both.set_value();
+  }, from("10.0.0.2", 2));
+  gated.gate.set_value();
+  both.get_future().get();
+  queue.stop();
+  CHECK(gated.batch_of("pppp") == 1);
+  CHECK(polite_answered == 0);
+  CHECK(first_answered == 1);
+  for (const auto& pass : gated.batches) {
+    int64_t longest = 0;
+    for (const auto& line : pass) longest = std::max(longest, static_cast<int64_t>(line.size()));
+    CHECK(longest * static_cast<int64_t>(pass.size()) <= 8);
+  }
+  CHECK(queue.stats().jobs == 2);
 }
