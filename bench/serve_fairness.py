@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A polite client beside greedy ones on one nmt-serve: the polite client sends one line
 once a second; each greedy connection sends requests of LINES lines back to back, as fast
-as the server answers. Prints the polite client's latency (median, p90, max) and what the
-greedy connections got done. All clients share one address (127.0.0.1), so fairness by
+as the server answers. Prints the polite client's latency (median, p90, max), what the
+greedy connections got done, and the lines the server translated per second while the
+polite client ran (its /health counter: lines of requests still in progress count too). All clients share one address (127.0.0.1), so fairness by
 address alone could not tell them apart.
 
 usage: serve_fairness.py PORT SOURCE_FILE [GREEDY=64] [SECONDS=30] [LINES=64]"""
@@ -31,6 +32,14 @@ def post(connection, lines):
     return answer.status
 
 
+def translated_lines():
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    connection.request("GET", "/health")
+    lines = json.loads(connection.getresponse().read())["lines"]
+    connection.close()
+    return lines, time.monotonic()
+
+
 def greedy_client(index):
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
     offset = index * lines_per_request
@@ -56,6 +65,7 @@ for thread in threads:
 time.sleep(min(3.0, seconds / 5))  # the greedy ones fill the queue first
 latencies, statuses = [], []
 k = 0
+lines_before, measured_from = translated_lines()
 while time.monotonic() < stop:
     started = time.monotonic()
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
@@ -64,9 +74,13 @@ while time.monotonic() < stop:
     latencies.append(time.monotonic() - started)
     k += 1
     time.sleep(max(0.0, 1.0 - (time.monotonic() - started)))
+lines_after, measured_to = translated_lines()
 latencies.sort()
 p90 = latencies[min(len(latencies) - 1, int(0.9 * len(latencies)))]
 print("polite: %d requests, median %.2f s, p90 %.2f s, max %.2f s, statuses %s" %
       (len(latencies), statistics.median(latencies), p90, latencies[-1], sorted(set(statuses))))
 print("greedy: %d connections x %d lines: %d requests answered (%d lines), %d refused, in %.0f s" %
       (greedy, lines_per_request, done["requests"], done["lines"], done["refused"], seconds))
+print("server: %.1f lines/s translated while the polite client ran (%d lines in %.1f s)" %
+      ((lines_after - lines_before) / (measured_to - measured_from), lines_after - lines_before,
+       measured_to - measured_from))

@@ -9,10 +9,24 @@
 # (default /var/cache/nmt/debian13), and reused by later runs: its packages and its ccache
 # stay. Each run clones anew. ../shared, where it is beside this repository, is mounted
 # read-only beside the clone, as it is here. What is mounted is unmounted on every exit.
-# Usage: scripts/check-debian13.sh     (as root: debootstrap, chroot and mount need it)
+#
+# --cuda: the same against Debian 13's LibTorch built with CUDA 12.4 (libtorch-cuda-dev, with
+# NCCL: contrib and non-free are enabled in the root), in a root of its own (default
+# /var/cache/nmt/debian13-cuda; ~3.4 GB more of packages): scripts/test.sh with
+# NMT_LIBTORCH=cuda, so the NCCL process group and every CUDA branch compile and link, and
+# the whole suite passes with that LibTorch on a machine without a GPU (the CUDA tests say
+# "skipped: no CUDA").
+# Usage: scripts/check-debian13.sh [--cuda]     (as root: debootstrap, chroot and mount need it)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-root=${NMT_DEBIAN13_ROOT:-/var/cache/nmt/debian13}
+cuda=0
+case "${1:-}" in
+  "") ;;
+  --cuda) cuda=1 ;;
+  *) echo "usage: $0 [--cuda]" >&2; exit 2 ;;
+esac
+if [ "$cuda" = 1 ]; then root=${NMT_DEBIAN13_ROOT:-/var/cache/nmt/debian13-cuda}
+else root=${NMT_DEBIAN13_ROOT:-/var/cache/nmt/debian13}; fi
 complete_mark=$root/.nmt-root-complete
 [ "$(id -u)" -eq 0 ] || { echo "error: $0 needs root (debootstrap, chroot, mount)" >&2; exit 1; }
 case "$root/" in
@@ -61,6 +75,11 @@ else
   step "reusing the root in $root"
 fi
 
+# The CUDA LibTorch and its CUDA libraries are in contrib and non-free.
+if [ "$cuda" = 1 ]; then
+  echo "deb http://deb.debian.org/debian trixie main contrib non-free" >"$root/etc/apt/sources.list"
+fi
+
 bind() {  # bind SOURCE TARGET [ro]: a recursive bind mount, its submounts not propagated back
   mkdir -p "$2"
   mount --rbind "$1" "$2"
@@ -87,6 +106,50 @@ passed=(CI="${CI:-}")
 while IFS= read -r name; do passed+=("$name=${!name}"); done < <(compgen -e | grep '^OPENBLAS_' || true)
 in_root() { chroot "$root" env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   LANG=C.UTF-8 "${passed[@]}" bash -c "cd /work/main && $1"; }
+if [ "$cuda" = 1 ]; then
+  step "LibTorch for CUDA (libtorch-cuda-dev, NCCL, CUDA 12.4)"
+  in_root "bash -s" <<'ROOT'
+set -euo pipefail
+apt-get update -qq
+export DEBIAN_FRONTEND=noninteractive
+# nvidia-cudnn, which libtorch-cuda-2.6 depends on, is an installer: it downloads cuDNN from
+# NVIDIA's site. Where that site cannot be reached, the package is left unconfigured, and
+# with it LibTorch.
+apt-get install -y -qq --no-install-recommends libtorch-cuda-dev libgloo-cuda-dev libnccl-dev \
+  nvidia-cuda-toolkit >/dev/null 2>/tmp/cuda-install.err || true
+if ! dpkg-query -W -f='${Status}' nvidia-cudnn 2>/dev/null | grep -q "install ok installed"; then
+  echo "nvidia-cudnn could not download cuDNN (NVIDIA's site is not reachable from here):" \
+    "its package is marked configured without it" >&2
+  printf '#!/bin/sh\nexit 0\n' >/var/lib/dpkg/info/nvidia-cudnn.postinst
+  dpkg --configure -a >/dev/null
+fi
+# Without cuDNN, libtorch_cuda.so (which needs libcudnn.so.9) can be neither linked against
+# nor loaded. A stand-in whose every function returns an error takes its place: nothing
+# calls cuDNN on a machine without a GPU (the project's own code never does), so the CPU
+# tests run as they would beside the real one; on a GPU machine the real cuDNN is needed.
+if ! ldconfig -p | grep -q 'libcudnn\.so\.9 '; then
+  echo "cuDNN is not installed: /usr/local/lib/libcudnn.so.9 is a stand-in whose every function fails" >&2
+  dir=$(mktemp -d)
+  nm -D --undefined-only /usr/lib/x86_64-linux-gnu/libtorch_cuda.so | awk '$2 ~ /^cudnn/ { sub(/@.*/, "", $2); print $2 }' |
+    sort -u | while read -r f; do
+      case "$f" in
+        cudnnGetErrorString | cudnnGetLastErrorString) echo "const char* $f() { return \"cuDNN is not installed\"; }" ;;
+        cudnnGetVersion | cudnnGetCudartVersion | cudnnGetMaxDeviceVersion) echo "unsigned long $f() { return 0; }" ;;
+        *) echo "int $f() { return 1; }" ;;  # CUDNN_STATUS_NOT_INITIALIZED
+      esac
+    done >"$dir/cudnn.c"
+  echo 'libcudnn.so.9 { global: *; };' >"$dir/cudnn.map"  # libtorch_cuda.so wants the versioned names
+  gcc -shared -fPIC -w -Wl,-soname,libcudnn.so.9 -Wl,--version-script,"$dir/cudnn.map" \
+    -o /usr/local/lib/libcudnn.so.9 "$dir/cudnn.c"
+  ldconfig
+  rm -rf "$dir"
+fi
+ROOT
+  step "NMT_LIBTORCH=cuda bash scripts/test.sh"
+  in_root "NMT_LIBTORCH=cuda bash scripts/test.sh"
+  step "done: the tests passed on Debian 13 with LibTorch for CUDA"
+  exit 0
+fi
 step "bash scripts/quickstart.sh"
 in_root "bash scripts/quickstart.sh"
 step "bash scripts/test.sh"

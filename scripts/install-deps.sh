@@ -4,6 +4,10 @@
 # BLAS that libtorch-dev pulls in (measured: ~6 vs 60-90 GFLOP/s on a 1024x1024 matmul).
 # Knows Debian 12 (bookworm: LibTorch 1.13, oneDNN 2.6, Catch2 2) and Debian 13 (trixie:
 # LibTorch 2.6, oneDNN 3.7, Catch2 3); the package names that differ are chosen here.
+# NMT_LIBTORCH=cuda (Debian 13 only): LibTorch built with CUDA 12.4 (libtorch-cuda-dev), its
+# Gloo and NCCL, from Debian's contrib section (its CUDA libraries from non-free), in place
+# of the CPU LibTorch; it runs on machines without a GPU too. Switching either way replaces
+# the other LibTorch.
 set -euo pipefail
 
 source "$(dirname "$0")/library-packages.sh"
@@ -20,7 +24,22 @@ case "$release" in
     exit 1
     ;;
 esac
-echo "Debian release: $release (clang-$clang_version for the fuzz harnesses)" >&2
+case "${NMT_LIBTORCH:-cpu}" in
+  cpu) ;;
+  cuda)
+    [ "$release" = trixie ] || { echo "error: NMT_LIBTORCH=cuda needs Debian 13 (libtorch-cuda-dev); this is $release" >&2; exit 1; }
+    apt-cache show libtorch-cuda-dev >/dev/null 2>&1 || {
+      echo "error: NMT_LIBTORCH=cuda: apt knows no libtorch-cuda-dev; enable Debian's contrib and non-free sections" \
+        "(e.g. 'deb http://deb.debian.org/debian trixie main contrib non-free' in /etc/apt/sources.list), then apt-get update" >&2
+      exit 1
+    }
+    library_packages=("${library_packages[@]/#libtorch-dev/libtorch-cuda-dev}")
+    library_packages=("${library_packages[@]/#libgloo-dev/libgloo-cuda-dev}")
+    library_packages+=(libnccl-dev nvidia-cuda-toolkit)  # LibTorch's CMake files look for nvcc
+    ;;
+  *) echo "error: NMT_LIBTORCH is '$NMT_LIBTORCH'; cpu (the default) or cuda" >&2; exit 1 ;;
+esac
+echo "Debian release: $release (clang-$clang_version for the fuzz harnesses), LibTorch for ${NMT_LIBTORCH:-cpu}" >&2
 packages=(
   cmake g++ make ccache
   "${library_packages[@]}"

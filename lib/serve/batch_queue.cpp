@@ -121,6 +121,10 @@ void BatchQueue::enqueue(std::deque<Job>& arrived) {
       stats_.abandoned += 1;
       continue;
     }
+    if (job.lines.empty()) {  // nothing to translate: it would never be done in a pool
+      complete(job, {}, nullptr);
+      continue;
+    }
     try {
       job.line_tokens = admit(job);
     } catch (...) {

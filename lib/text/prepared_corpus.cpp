@@ -184,7 +184,12 @@ void PreparedCorpus::read(size_t pair, std::vector<int>& source, std::vector<int
     throw Error(path_ + " is corrupted (pair " + std::to_string(pair) + " lies outside the ids)");
   thread_local std::vector<unsigned char> buffer;
   buffer.resize(count * static_cast<size_t>(id_bytes_));
-  pread_exactly(fd_, buffer.data(), buffer.size(), ids_offset_ + first * id_bytes_, path_);
+  try {
+    pread_exactly(fd_, buffer.data(), buffer.size(), ids_offset_ + first * id_bytes_, path_);
+  } catch (const Error&) {
+    require_unchanged();  // a file cut short by a writer (cp truncates first): say that it changed
+    throw;
+  }
   id_bytes_read_ += buffer.size();
   auto id_at = [&](size_t i) -> int {
     if (id_bytes_ == 2) {

@@ -74,6 +74,16 @@ TEST_CASE("each request gets its own lines back in order", "[serve]") {
   CHECK(fake.batches[0].lines.size() == 4);
 }
 
+TEST_CASE("a request of no lines is answered at once, with no lines", "[serve]") {
+  FakeBackend fake;
+  BatchQueue queue(fake.backend(), {1000, std::chrono::milliseconds(0)});
+  auto empty = queue.submit({}, with_beam(2));
+  REQUIRE(empty.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  CHECK(empty.get().empty());
+  CHECK(texts(queue.submit({"a"}, with_beam(2)).get()) == std::vector<std::string>{"a|2"});
+  queue.stop();
+}
+
 TEST_CASE("prefixes and constraints travel with their lines through a shared batch", "[serve]") {
   FakeBackend fake;
   BatchQueue queue(fake.backend(), {1000, std::chrono::milliseconds(200)});

@@ -57,9 +57,9 @@ namespace nmt::serve {
 
 struct BatchSettings {
   /// Padded source tokens translated in one pass (a band). A request waits for the band in
-  /// flight, then for its own (~0.3 s each at beam 5 on 2 cores): smaller answers sooner,
+  /// flight, then for its own (~0.5 s each at beam 5 on 2 cores): smaller answers sooner,
   /// larger uses the cores better (bench/RESULTS.md, "a polite client ...").
-  int64_t max_batch_tokens = 1024;
+  int64_t max_batch_tokens = 1536;
   std::chrono::milliseconds max_wait{5};
   /// Lines queued (not yet answered) from one client address; a request over it gets 429.
   size_t max_client_queued_lines = 8192;
@@ -69,7 +69,7 @@ struct BatchSettings {
   std::chrono::milliseconds idle_delay{1000};
   /// The pool sorted by length is this many bands' worth of source tokens: more, less
   /// padding in each band; fewer, a job's lines spread over fewer bands.
-  int64_t maxi_batch = 4;
+  int64_t maxi_batch = 3;
 };
 
 /// What the worker calls; all run on the worker thread only.
