@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   app.add_option("--model", model_path, "Checkpoint (DIR/best.pt)")->required()->check(CLI::ExistingFile);
   app.add_option("--tgt", target_path, "Reference translations to force-decode (same line count as stdin)")
       ->check(CLI::ExistingFile);
-  app.add_option("--beam", translate.search.beam, "Beam size when translating")->capture_default_str();
+  app.add_option("--beam", translate.search.beam, "Beam size when translating")->check(nmt::cli::positive())->capture_default_str();
   app.add_option("--nbest", job.nbest, "Export the K best hypotheses of each sentence (objects with \"rank\")")
       ->check(nmt::cli::positive())
       ->capture_default_str();

@@ -37,7 +37,18 @@ int main(int argc, char** argv) {
   std::string reference_path, metric_list = "bleu,chrf";
   bool score_only = false;
   app.add_option("--ref", reference_path, "Reference translations, one per line")->required()->check(CLI::ExistingFile);
-  app.add_option("--metrics", metric_list, describe_metrics())->capture_default_str();
+  app.add_option("--metrics", metric_list, describe_metrics())
+      ->check(CLI::Validator(
+          [](std::string& list) {  // an unknown name is a usage error (exit 2), before any reading
+            try {
+              split_metrics(list);
+              return std::string();
+            } catch (const nmt::Error& e) {
+              return std::string(e.what());
+            }
+          },
+          "METRICS"))
+      ->capture_default_str();
   app.add_flag("--score-only,-b", score_only, "Print only the numbers, one per metric");
   return nmt::cli::run(app, common, argc, argv, [&] {
     const auto chosen = split_metrics(metric_list);

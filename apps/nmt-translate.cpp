@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
                  "(jsonl, coverage) is the first model's")
       ->required()
       ->check(CLI::ExistingFile);
-  app.add_option("--beam", search.beam, "Beam size (1 = greedy)")->capture_default_str();
+  app.add_option("--beam", search.beam, "Beam size (1 = greedy)")->check(nmt::cli::positive())->capture_default_str();
   std::string strategies = "Search strategy, default greedy for --beam 1, else beam:";
   for (const auto& strategy : nmt::search_strategies()) strategies += "\n  " + strategy.name + ": " + strategy.description;
   app.add_option("--search", search.strategy, strategies)->check(CLI::IsMember(nmt::search_strategy_names()));

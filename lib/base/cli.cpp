@@ -2,7 +2,9 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <iostream>
+#include <limits>
 #include <thread>
 
 #include <unistd.h>
@@ -163,14 +165,73 @@ int apply_threads(int requested) {
   return threads;
 }
 
+namespace {
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The option a user of another toolkit probably meant by an unknown `--name` ("" if none
+// is close): one whose name begins the unknown one or is begun by it (--beam-size ->
+// --beam), else the nearest by edit distance, within a third of the name.
+std::string probable_option(const CLI::App& app, const std::string& unknown) {
+  const std::string name = unknown.substr(0, unknown.find('='));
+  if (name.size() < 3 || name.rfind("--", 0) != 0) return "";
+  const std::string bare = name.substr(2);
+  std::string best;
+  size_t best_rank = std::numeric_limits<size_t>::max();
+  for (const CLI::Option* option : app.get_options()) {
+    for (const auto& known : option->get_lnames()) {
+      if (known == bare) return "";  // a known option: not the one that was wrong
+      const size_t shorter = std::min(known.size(), bare.size());
+      const bool begins = shorter >= 3 && (known.rfind(bare, 0) == 0 || bare.rfind(known, 0) == 0);
+      const size_t distance = edit_distance(known, bare);
+      const size_t rank = begins ? 0 : (distance <= std::max<size_t>(1, bare.size() / 3) ? distance : best_rank);
+      if (rank < best_rank) {
+        best_rank = rank;
+        best = "--" + known;
+      }
+    }
+  }
+  return best_rank == std::numeric_limits<size_t>::max() ? "" : best;
+}
+
+// CLI11's usage error as one line naming the tool, with what was probably meant.
+std::string usage_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  std::string line = e.what();
+  for (int i = 1; i < argc; ++i) {
+    if (const auto meant = probable_option(app, argv[i]); !meant.empty()) {
+      line += " (" + std::string(argv[i]).substr(0, std::string(argv[i]).find('=')) + ": did you mean " + meant + "?)";
+      break;
+    }
+  }
+  return line;
+}
+
+}  // namespace
+
 int run(CLI::App& app, CommonOptions& options, int argc, char** argv,
         const std::function<int()>& body) {
-  const std::string tool = app.get_name().empty() ? "nmt" : app.get_name();
+  // Every message names the tool; one whose App has no name is named by its file.
+  const std::string program = argc > 0 ? std::string(argv[0]) : "nmt";
+  const std::string tool = app.get_name().empty() ? program.substr(program.find_last_of('/') + 1) : app.get_name();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);  // prints help/version or the usage error
-    return code == 0 ? 0 : kExitUsage;
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help, --version
+    print_line(tool + ": error: " + usage_error(app, e, argc, argv) + " (" + tool + " --help lists the options)");
+    return kExitUsage;
   }
   try {
     const CheckedStdoutScope checked;

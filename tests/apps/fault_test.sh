@@ -54,8 +54,17 @@ got=0; "$BIN/nmt-translate" --model "$MODEL" --quiet <"$WORK/in.txt" >&- 2>"$WOR
 
 # Usage errors exit 2, for every tool.
 for tool in nmt-translate nmt-eval nmt-align nmt-train nmt-spm-train nmt-make-numbers; do
-  expect 2 "Run with --help" "$BIN/$tool" --no-such-flag
+  expect 2 "$tool: error: " "$BIN/$tool" --no-such-flag
+  grep -qF -- "($tool --help lists the options)" "$WORK/err" || fail "$tool: $(cat "$WORK/err")"
+  [ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "$tool's usage error is not one line: $(cat "$WORK/err")"
 done
+# Habits from other toolkits: the option probably meant is named.
+expect 2 "(--beam-size: did you mean --beam?)" "$BIN/nmt-translate" --model "$MODEL" --beam-size 5
+expect 2 "(--n-best: did you mean --nbest?)" "$BIN/nmt-align" --model "$MODEL" --n-best 2
+expect 2 "(--metric: did you mean --metrics?)" "$BIN/nmt-eval" --ref "$WORK/in.txt" --metric bleu
+# A bad option value is a usage error too (exit 2), before any work.
+expect 2 'unknown metric "ter"' "$BIN/nmt-eval" --ref "$WORK/in.txt" --metrics bleu,ter
+expect 2 "0 is not above 0" "$BIN/nmt-translate" --model "$MODEL" --beam 0
 expect 2 "--beam" "$BIN/nmt-translate" --model "$MODEL" --beam many
 # Range messages are short (CLI11's own print 309-digit bounds), and more threads than
 # cores use the cores.

@@ -52,7 +52,9 @@ constexpr int kExitUsage = 2;
 
 /// Parses argv, applies the common options, then runs `body`. Catches nmt::Error,
 /// c10::Error and std::exception, prints "<tool>: error: <what>" on stderr and returns
-/// kExitFailure; a usage error prints CLI11's message and returns kExitUsage. After
+/// kExitFailure; a usage error prints one line, "<tool>: error: <CLI11's message>", with the
+/// option probably meant for an unknown one (--beam-size: did you mean --beam?), and
+/// returns kExitUsage. After
 /// `body`, stdout is flushed and checked: a failed write is an error, never exit 0.
 /// Use as `return run(app, common, argc, argv, body)`.
 int run(CLI::App& app, CommonOptions& options, int argc, char** argv,
