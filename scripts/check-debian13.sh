@@ -48,6 +48,9 @@ unmount_all() {
     umount -R "${mounted[$i]}" 2>/dev/null || umount -R -l "${mounted[$i]}" || true
   done
   mounted=()
+  # What the tests mounted inside and propagation kept (ip netns's /run/netns), deepest first.
+  local left
+  while read -r left; do umount -l "$left" 2>/dev/null || true; done < <(mounts_under | awk '{ print length, $0 }' | sort -rn | cut -d' ' -f2-)
 }
 trap unmount_all EXIT
 trap 'exit 130' INT TERM
@@ -87,6 +90,10 @@ bind() {  # bind SOURCE TARGET [ro]: a recursive bind mount, its submounts not p
   mount --make-rslave "$2"
   [ "${3:-}" != ro ] || mount -o remount,bind,ro "$2"
 }
+# The root bound onto itself is a mount point: `ip netns exec` (the multi-host test) makes
+# its mounts slaves of the root's, which fails on a plain folder.
+mount --bind "$root" "$root" && mounted+=("$root")
+mount --make-private "$root"
 mount -t proc proc "$root/proc" && mounted+=("$root/proc")
 bind /sys "$root/sys"
 bind /dev "$root/dev"  # with /dev/shm (Chromium) and /dev/pts
