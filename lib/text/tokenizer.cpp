@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "nmt/base/atomic_file.h"
+#include "nmt/base/new_directories.h"
 #include "nmt/text/corpus.h"
 #include "nmt/base/error.h"
 #include "spm_plugin/spm_backend.h"
@@ -293,10 +294,8 @@ std::string vocab_listing(const Tokenizer& tokenizer) {
   return listing;
 }
 
-}  // namespace
-
-TokenizerTrainReport train_tokenizer(const TokenizerTrainOptions& options) {
-  validate(options);
+// Trains and writes PREFIX.model and PREFIX.vocab; the folder exists.
+TokenizerTrainReport train_tokenizer_into(const TokenizerTrainOptions& options) {
   TokenizerTrainReport report;
   TrainingInput input;
   input.sentences = read_training_sentences(options, report);
@@ -320,5 +319,28 @@ TokenizerTrainReport train_tokenizer(const TokenizerTrainOptions& options) {
   files.commit();
   return report;
 }
+
+}  // namespace
+
+TokenizerTrainReport train_tokenizer(const TokenizerTrainOptions& options) {
+  validate(options);
+  // The prefix's folder before minutes of training: made if missing (and taken away again
+  // when the training fails), or refused at once, naming it.
+  const auto folder = std::filesystem::path(options.model_prefix).parent_path();
+  const NewDirectories made(folder.empty() ? std::filesystem::path(".") : folder);
+  try {
+    made.create();
+  } catch (const std::filesystem::filesystem_error& e) {
+    throw Error("cannot create the folder " + folder.string() + " of " + options.model_prefix + ": " +
+                e.code().message());
+  }
+  try {
+    return train_tokenizer_into(options);
+  } catch (...) {
+    made.remove_empty();
+    throw;
+  }
+}
+
 
 }  // namespace nmt

@@ -15,6 +15,18 @@ expect_error() {  # expect_error "what it must say" command...
 
 source "$SRC/tests/apps/tiny_task.sh"
 tiny_task "$WORK" 400 20
+
+# nmt-spm-train makes the prefix's folder before it trains, refuses at once one it cannot
+# make, and takes away what it made when the training fails.
+"$BIN/nmt-spm-train" --input "$WORK/train.en" "$WORK/train.de" --model-prefix "$WORK/new/folder/spm" --vocab-size 60 \
+  >/dev/null 2>&1 || fail "nmt-spm-train into a folder that does not exist yet failed"
+[ -s "$WORK/new/folder/spm.model" ] && [ -s "$WORK/new/folder/spm.vocab" ] || fail "no tokenizer in the new folder"
+expect_error "cannot create the folder $WORK/train.en/sub of $WORK/train.en/sub/spm: Not a directory" \
+  "$BIN/nmt-spm-train" --input "$WORK/train.en" --model-prefix "$WORK/train.en/sub/spm" --vocab-size 60
+grep -q "trainer_interface\|LOG(" "$WORK/err" && fail "nmt-spm-train trained before refusing the folder"
+expect_error "nmt-spm-train: error: " \
+  "$BIN/nmt-spm-train" --input "$WORK/train.en" --model-prefix "$WORK/gone/spm" --vocab-size 5000
+[ ! -e "$WORK/gone" ] || fail "a failed nmt-spm-train left the folder it made"
 cat >"$WORK/tiny.json" <<'JSON'
 {"model": {"arch": "transformer", "d_model": 32, "heads": 2, "ffn_dim": 64, "encoder_layers": 2, "decoder_layers": 2},
  "train": {"batch_tokens": 400, "schedule": "constant", "learning_rate": 0.003, "valid_every": 10, "log_every": 5,

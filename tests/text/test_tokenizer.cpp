@@ -96,12 +96,12 @@ TEST_CASE("tokenizer training rejects bad input and leaves nothing behind", "[to
     options.vocab_size = 5000;
     CHECK_THROWS_AS(nmt::train_tokenizer(options), nmt::Error);
   }
-  SECTION("unwritable output") {
+  SECTION("unwritable output: a folder that cannot be made (a file is in its way)") {
     write_text(dir.file("corpus.txt"), small_corpus());
     options.inputs = {dir.file("corpus.txt")};
     options.vocab_size = 40;
-    options.model_prefix = dir.file("no-such-dir/out");
-    CHECK_THROWS_WITH(nmt::train_tokenizer(options), HasSubstring("no-such-dir"));
+    options.model_prefix = dir.file("corpus.txt/sub/out");
+    CHECK_THROWS_WITH(nmt::train_tokenizer(options), HasSubstring("cannot create the folder " + dir.file("corpus.txt/sub")));
   }
   CHECK(!std::filesystem::exists(options.model_prefix + ".model"));
   CHECK(!std::filesystem::exists(options.model_prefix + ".vocab"));
