@@ -16,6 +16,7 @@ declare -A may_use=(
   [eval]="base text"
   [export]="base kernels text models decoding"
   [training]="base kernels text models decoding eval"
+  [tools]="base kernels text models decoding eval export training"
   [tasks]="base"
   [serve]="base kernels text models decoding eval export"
 )

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "nmt/export/attention_export.h"
+#include "nmt/models/model_summary.h"
 #include "nmt/text/corpus.h"
 
 namespace nmt::serve {
@@ -69,21 +70,9 @@ int64_t TranslationService::cost(const std::string& line, const LineGuide& guide
 }
 
 nlohmann::json TranslationService::describe() const {
-  const auto& model = translator_.model();
-  const auto& config = model.config;
-  int64_t parameters = 0;
-  for (const auto& p : model.model->parameters()) parameters += p.numel();
-  auto model_section = config_to_json(config)["model"];
-  return {{"family", config.model.arch},
-          {"parameters", parameters},
-          {"source_vocab", model.source_tokenizer.vocab_size()},
-          {"target_vocab", model.target_tokenizer.vocab_size()},
-          {"shared_vocab", model.source_tokenizer.serialized() == model.target_tokenizer.serialized()},
-          {"has_attention", model.model->has_attention()},
-          {"attention_layers", model.model->attention_layers()},
-          {"max_positions", model.model->max_positions()},
-          {"max_input_tokens", translator_.input_token_limit()},
-          {"config", model_section}};
+  auto description = model_summary(translator_.model());
+  description["max_input_tokens"] = translator_.input_token_limit();
+  return description;
 }
 
 }  // namespace nmt::serve

@@ -42,6 +42,18 @@ grep -q "^nmt-train: threads: 1 (LibTorch intra-op)$" "$WORK/train.log" || fail 
 grep -q '"type":"validation"' "$WORK/run/train.jsonl" || fail "no validation in train.jsonl"
 MODEL=$WORK/run/best.pt
 
+# nmt-info: what a model file is, from the file and the run's log beside it.
+"$BIN/nmt-info" "$MODEL" "$WORK/run/last.pt" >"$WORK/info.txt" || fail "nmt-info failed"
+grep -qE "^family +transformer, [0-9,]+ parameters$" "$WORK/info.txt" || fail "nmt-info: no family line"
+grep -qE "^tokenizers +source [0-9]+ pieces, target [0-9]+ pieces \(one shared tokenizer\)$" "$WORK/info.txt" \
+  || fail "nmt-info: no tokenizer line"
+grep -qE "^trained +20 updates; precision " "$WORK/info.txt" || fail "nmt-info: last.pt's updates"
+[ "$(grep -c "^state  *can resume training: epoch" "$WORK/info.txt")" -eq 1 ] || fail "nmt-info: training state of last.pt only"
+best_step=$(grep '"best":true' "$WORK/run/train.jsonl" | tail -1 | grep -o '"step":[0-9]*' | cut -d: -f2)
+grep -qE "^validation +at step $best_step: .*bleu" "$WORK/info.txt" || fail "nmt-info: best.pt's validation (step $best_step)"
+"$BIN/nmt-info" --json "$WORK/run/last.pt" | grep -q '"step":20,' || fail "nmt-info --json: no step"
+expect_error "not an nmt checkpoint" "$BIN/nmt-info" "$WORK/train.en"
+
 # Translation: one output line per input line, empty and invalid lines keep their place.
 printf 'seven hundred two\n\nbad \xff line\nforty-one\n' >"$WORK/input.txt"
 "$BIN/nmt-translate" --model "$MODEL" --beam 3 --threads 1 <"$WORK/input.txt" >"$WORK/out.txt" 2>"$WORK/err.txt"
@@ -221,12 +233,14 @@ expect_error "--device cuda" "$BIN/nmt-translate" --model "$MODEL" --device cuda
 
 # SIGTERM during training saves last.pt and exits cleanly.
 "$BIN/nmt-train" --config "$WORK/tiny.json" "${TRAIN[@]}" --model-dir "$WORK/sig" --max-steps 100000 \
-  --threads 1 --quiet >/dev/null 2>&1 &
+  --threads 1 --quiet >/dev/null 2>"$WORK/sig.err" &
 pid=$!
 for _ in $(seq 600); do [ -f "$WORK/sig/last.pt" ] && break; sleep 0.2; done
 [ -f "$WORK/sig/last.pt" ] || fail "the run to be stopped by SIGTERM saved no last.pt within 120 s"
 kill -TERM "$pid"
-wait "$pid" || fail "training did not exit cleanly on SIGTERM"
+status=0
+wait "$pid" || status=$?
+[ "$status" -eq 0 ] || { cat "$WORK/sig.err" >&2; fail "training did not exit cleanly on SIGTERM (exit $status)"; }
 grep -q "signal" "$WORK/sig/train.jsonl" || fail "no stop message for the signal"
 # Data-parallel: 2 local ranks through the launcher; rank 0 alone writes the model dir.
 MASTER_PORT=$((20000 + RANDOM % 12000)) "$SRC/scripts/launch-local.sh" 2 "$BIN/nmt-train" --config "$WORK/tiny.json" \

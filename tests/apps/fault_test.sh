@@ -53,7 +53,7 @@ got=0; "$BIN/nmt-translate" --model "$MODEL" --quiet <"$WORK/in.txt" >&- 2>"$WOR
 [ "$got" -eq 1 ] && grep -qF "cannot write stdout" "$WORK/err" || fail "closed stdout: exit $got"
 
 # Usage errors exit 2, for every tool.
-for tool in nmt-translate nmt-eval nmt-align nmt-train nmt-spm-train nmt-make-numbers; do
+for tool in nmt-translate nmt-eval nmt-align nmt-train nmt-spm-train nmt-make-numbers nmt-info; do
   expect 2 "$tool: error: " "$BIN/$tool" --no-such-flag
   grep -qF -- "($tool --help lists the options)" "$WORK/err" || fail "$tool: $(cat "$WORK/err")"
   [ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "$tool's usage error is not one line: $(cat "$WORK/err")"

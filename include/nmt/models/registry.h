@@ -14,6 +14,7 @@ namespace nmt {
 struct ModelFamily {
   std::string name;         ///< the value of model.arch
   std::string description;  ///< one line, for --help
+  std::string settings_section;  ///< its section of the model config: model.<this>.*
   /// Checks the family's own settings (its config section); throws nmt::Error naming the
   /// field. Vocabulary sizes are not checked here: they come from the tokenizers later.
   std::function<void(const ModelConfig&)> validate;

@@ -9,7 +9,7 @@ namespace nmt {
 
 ModelFamily attention_family() {
   return {"attention",
-          "bi-GRU encoder, GRU decoder with Bahdanau or Luong attention; settings in model.rnn",
+          "bi-GRU encoder, GRU decoder with Bahdanau or Luong attention; settings in model.rnn", "rnn",
           [](const ModelConfig& config) {
             validate_rnn_sizes(config.rnn);
             if (config.rnn.hidden_dim % 2 != 0)

@@ -6,7 +6,7 @@
 namespace nmt {
 
 ModelFamily gru_family() {
-  return {"gru", "GRU encoder-decoder with a fixed context vector (Cho et al. 2014); settings in model.rnn",
+  return {"gru", "GRU encoder-decoder with a fixed context vector (Cho et al. 2014); settings in model.rnn", "rnn",
           [](const ModelConfig& config) { validate_rnn_sizes(config.rnn); },
           [](const ModelConfig& config) { return std::make_shared<GruSeq2Seq>(config); }};
 }

@@ -52,7 +52,7 @@ torch::nn::Embedding make_embedding(int64_t vocab, int64_t d_model) {
 
 ModelFamily transformer_family() {
   return {"transformer", "Transformer encoder-decoder (Vaswani et al. 2017); settings in model.transformer",
-          check_settings, [](const ModelConfig& config) { return std::make_shared<TransformerModel>(config); }};
+          "transformer", check_settings, [](const ModelConfig& config) { return std::make_shared<TransformerModel>(config); }};
 }
 
 TransformerModel::TransformerModel(const ModelConfig& config) : config_(config) {

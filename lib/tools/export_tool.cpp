@@ -1,0 +1,42 @@
+// nmt-export's command line (apps/nmt-export.cpp calls run): writes a trained model in another toolkit's format, for serving it there.
+#include "nmt/tools/tools.h"
+
+#include <iostream>
+
+#include "nmt/base/cli.h"
+#include "nmt/base/process_setup.h"
+#include "nmt/export/ctranslate2_export.h"
+#include "nmt/models/checkpoint.h"
+
+namespace nmt::tools::export_tool {
+
+int run(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
+  CLI::App app{"Write a trained model in another toolkit's format.\n"
+               "ctranslate2: a CTranslate2 4.x model directory (model.bin, config.json, the vocabulary JSON\n"
+               "files) for Transformer checkpoints, with our SentencePiece models beside it\n"
+               "(source_spm.model, target_spm.model). Weights are written in float32; CTranslate2\n"
+               "quantizes them when it loads the model (compute_type int8, int8_float32, ...).\n"
+               "Then, for example:\n"
+               "  spm_encode --model=DIR/source_spm.model < in.de > in.pieces\n"
+               "  ct2-translator --model DIR --src in.pieces --beam_size 5 | spm_decode --model=DIR/target_spm.model",
+               "nmt-export"};
+  nmt::cli::CommonOptions common;
+  nmt::cli::add_common_options(app, common);
+  std::string format, model_path, output;
+  bool force = false;
+  app.add_option("--format", format, "What to write")->required()->check(CLI::IsMember({"ctranslate2"}));
+  app.add_option("--model,-m", model_path, "A Transformer checkpoint (.pt)")->required()->check(CLI::ExistingFile);
+  app.add_option("--output,-o", output, "The model directory to create (appears whole or not at all)")->required();
+  app.add_flag("--force", force, "Replace --output if it exists (the old directory goes once the new one is complete)");
+  return nmt::cli::run(app, common, argc, argv, [&] {
+    const auto loaded = nmt::load_model(model_path);
+    nmt::export_ctranslate2(loaded, model_path, output, force);
+    nmt::cli::print_line("nmt-export: wrote " + output + " (CTranslate2 TransformerSpec revision " +
+                         std::to_string(nmt::kCtranslate2TransformerRevision) + ", binary version " +
+                         std::to_string(nmt::kCtranslate2BinaryVersion) + ")");
+    return 0;
+  });
+}
+
+}  // namespace nmt::tools::export_tool

@@ -1,0 +1,271 @@
+// nmt-translate's command line (apps/nmt-translate.cpp calls run): translates raw text from stdin with a trained checkpoint.
+#include "nmt/tools/tools.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "nmt/base/process_setup.h"
+#include "nmt/base/cli.h"
+#include "nmt/text/corpus.h"
+#include "nmt/text/line_reader.h"
+#include "nmt/base/device.h"
+#include "nmt/base/error.h"
+#include "nmt/decoding/strategy.h"
+#include "nmt/eval/metric.h"
+#include "nmt/decoding/translator.h"
+#include "nmt/models/compute_description.h"
+#include "nmt/models/ensemble.h"
+
+namespace nmt::tools::translate_tool {
+namespace {
+
+struct OutputOptions {
+  std::string format = "text";
+  bool quiet = false;
+  std::string reference_path;
+};
+
+nlohmann::json to_json(const nmt::Translation& t, long line, const nmt::Tokenizer& target) {
+  nlohmann::json hypotheses = nlohmann::json::array();
+  for (size_t i = 0; i < t.hypotheses.size(); ++i) {
+    const auto& h = t.hypotheses[i];
+    std::vector<std::string> pieces;
+    for (int id : h.tokens) pieces.push_back(target.piece(id));
+    if (h.finished) pieces.push_back("</s>");
+    hypotheses.push_back({{"text", t.texts[i]},
+                          {"score", h.score},
+                          {"log_prob", h.log_prob},
+                          {"token_log_probs", h.token_log_probs},
+                          {"tokens", pieces},
+                          {"finished", h.finished}});
+  }
+  nlohmann::json object = {{"line", line}, {"hypotheses", hypotheses}};
+  if (!t.warning.empty()) object["warning"] = t.warning;
+  if (t.truncated) object["truncated"] = true;
+  return object;
+}
+
+// Writes one input line's result: the best text, n-best lines in Moses' format
+// "ID ||| text ||| features ||| total" (ID counted from 0; the one feature is the raw
+// log-probability, the total the penalised score that ranks them) or one JSON object.
+void write_result(const nmt::Translation& t, long line, const OutputOptions& out, int nbest,
+                  const nmt::Tokenizer& target) {
+  if (out.format == "jsonl") {
+    std::cout << to_json(t, line, target).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+              << '\n';
+  } else if (nbest > 1) {
+    for (size_t i = 0; i < t.hypotheses.size(); ++i)
+      std::cout << line - 1 << " ||| " << t.texts[i] << " ||| LogProb= " << t.hypotheses[i].log_prob << " ||| "
+                << t.hypotheses[i].score << '\n';
+    if (t.hypotheses.empty()) std::cout << line - 1 << " |||  ||| LogProb= 0 ||| 0\n";
+  } else {
+    std::cout << t.best_text() << '\n';
+  }
+}
+
+void report_scores(const std::vector<std::string>& hypotheses, const std::string& reference_path) {
+  const auto references = nmt::read_text_lines(reference_path);
+  if (references.size() != hypotheses.size())
+    throw nmt::Error(reference_path + " has " + std::to_string(references.size()) + " lines but the input had " +
+                     std::to_string(hypotheses.size()));
+  for (const auto* name : {"bleu", "chrf"})
+    nmt::cli::print_line(nmt::find_metric(name).score(hypotheses, references).summary);
+}
+
+// A file read in step with stdin, one line per input line (--prefix, --constraints).
+class LineAlignedFile {
+ public:
+  LineAlignedFile(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
+    if (path_.empty()) return;
+    in_.open(path_, std::ios::binary);
+    if (!in_) throw nmt::Error("cannot open " + what_ + " file " + path_);
+  }
+  /// The line for input line `line_number` ("" without a file); nmt::Error when the file
+  /// ended. A line over LineReader::kDefaultMaxBytes: "", and `skip_reason` says why the
+  /// input line is not translated.
+  std::string next(long line_number, std::string& skip_reason) {
+    std::string line;
+    if (in_.is_open() && !lines_.next(line))
+      throw nmt::Error(path_ + ": no " + what_ + " for input line " + std::to_string(line_number) +
+                       " (one line per input line; an empty line for none)");
+    if (lines_.dropped() > 0) {
+      skip_reason = what_ + " " + path_ + ":" + std::to_string(lines_.number()) + " has " + nmt::cut_warning(lines_) +
+                    "; line not translated";
+      line.clear();
+    }
+    return line;
+  }
+  /// After the input: a warning when the file has lines left.
+  void warn_if_longer(long lines) {
+    if (std::string extra; in_.is_open() && lines_.next(extra))
+      nmt::cli::print_line("nmt-translate: warning: " + path_ + " has more lines than the input (" + std::to_string(lines) +
+                           ")");
+  }
+
+ private:
+  std::string path_, what_;
+  std::ifstream in_;
+  nmt::LineReader lines_{in_, path_, nmt::LineReader::kDefaultMaxBytes, nmt::LineReader::Overlong::cut};
+};
+
+// "a\tb" -> {"a", "b"}; "" -> {}.
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> fields;
+  if (line.empty()) return fields;
+  size_t start = 0;
+  for (size_t tab; (tab = line.find('\t', start)) != std::string::npos; start = tab + 1)
+    fields.push_back(line.substr(start, tab - start));
+  fields.push_back(line.substr(start));
+  return fields;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
+  CLI::App app{"Translate text from stdin (one sentence per line) with a trained model", "nmt-translate"};
+  nmt::cli::CommonOptions common;
+  nmt::cli::add_common_options(app, common);
+  std::vector<std::string> model_paths;
+  std::string device_name = "cpu";
+  nmt::TranslateOptions options;
+  auto& search = options.search;
+  OutputOptions out;
+  bool stream = false, verbose = false;
+  app.add_option("--model", model_paths,
+                 "Checkpoint (DIR/best.pt from nmt-train). Repeat it for an ensemble (--model A.pt --model B.pt): "
+                 "per step the models' probabilities are averaged; they must share their tokenizers; attention "
+                 "(jsonl, coverage) is the first model's")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--beam", search.beam, "Beam size (1 = greedy)")->check(nmt::cli::positive())->capture_default_str();
+  std::string strategies = "Search strategy, default greedy for --beam 1, else beam:";
+  for (const auto& strategy : nmt::search_strategies()) strategies += "\n  " + strategy.name + ": " + strategy.description;
+  app.add_option("--search", search.strategy, strategies)->check(CLI::IsMember(nmt::search_strategy_names()));
+  app.add_option("--nbest", search.nbest, "Hypotheses per sentence (<= beam); --search sample: samples per line")
+      ->capture_default_str();
+  auto& sampling = search.sampling;
+  const std::vector<CLI::Option*> sampling_flags = {
+      app.add_option("--sampling-topk", sampling.top_k, "--search sample: draw from the K most probable tokens (0 = all)")
+          ->check(nmt::cli::at_least(0))->capture_default_str(),
+      app.add_option("--sampling-topp", sampling.top_p,
+                     "--search sample: then from the fewest most probable tokens whose probability reaches P (1 = all)")
+          ->check(nmt::cli::in_range(1e-6, 1.0))->capture_default_str(),
+      app.add_option("--sampling-temperature", sampling.temperature,
+                     "--search sample: divides the log-probs first (< 1 sharper, > 1 more diverse)")
+          ->check(nmt::cli::in_range(1e-3, 1e3))->capture_default_str(),
+      app.add_option("--seed", sampling.seed,
+                     "--search sample: random seed (the same seed, model and input give the same output, batched or not)")
+          ->capture_default_str()};
+  app.callback([&] {
+    if (search.strategy == "sample") return;
+    for (const auto* flag : sampling_flags)
+      if (flag->count() > 0) throw CLI::ValidationError(flag->get_name(), "applies to --search sample only");
+  });
+  app.add_option("--alpha", search.alpha, "GNMT length penalty ((5+len)/6)^alpha; 0 = none")->capture_default_str();
+  app.add_option("--coverage", search.coverage, "GNMT coverage penalty beta (attention models)")->capture_default_str();
+  app.add_option("--max-len-ratio", search.max_length_ratio, "Max output tokens = ratio * source tokens + extra")
+      ->capture_default_str();
+  app.add_option("--max-len-extra", search.max_length_extra, "See --max-len-ratio")->capture_default_str();
+  app.add_option("--min-len", search.min_length, "No end of sentence before this many tokens")->capture_default_str();
+  auto* size = app.add_option("--batch-size", options.batch_size, "Sentences per batch (1 = stream line by line)");
+  app.add_option("--batch-tokens", options.batch_tokens, "Source tokens per batch")->capture_default_str()->excludes(size);
+  app.add_option("--max-input-tokens", options.max_input_tokens, "Longer inputs are truncated (with a warning)")
+      ->capture_default_str();
+  app.add_option("--format", out.format, "text or jsonl")->check(CLI::IsMember({"text", "jsonl"}))->capture_default_str();
+  app.add_option("--ref", out.reference_path, "Reference file: print BLEU and chrF of the output on stderr")
+      ->check(CLI::ExistingFile);
+  std::string precision = "fp32";
+  app.add_option("--precision", precision, nmt::kPrecisionHelp)
+      ->check(CLI::IsMember(nmt::precision_names()))
+      ->capture_default_str();
+  std::string prefix_path;
+  app.add_option("--prefix", prefix_path,
+                 "File of target prefixes, one per input line (empty line: none): every hypothesis starts with its "
+                 "line's prefix, then the search goes on freely; the prefix's log-probs count in the score")
+      ->check(CLI::ExistingFile);
+  std::string constraints_path;
+  app.add_option("--constraints", constraints_path,
+                 "File of target phrases, one line per input line, tab-separated (empty line: none): every output "
+                 "contains each of its line's phrases (lexically constrained beam search; a line where the length "
+                 "limit leaves no room for them gets a warning)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--device", device_name, "cpu, cuda (the current GPU) or cuda:N")->capture_default_str();
+  app.add_flag("--stream", stream, "Translate and flush each line as it arrives (default when stdin is a terminal)");
+  app.add_flag("--quiet", out.quiet, "No summary on stderr");
+  nmt::cli::add_verbose_option(app, verbose);
+  return nmt::cli::run(app, common, argc, argv, [&] {
+    options.validate();
+    const auto device = nmt::parse_device(device_name);
+    nmt::Translator translator(
+        nmt::set_up_for_inference(nmt::load_ensemble(model_paths, device), nmt::parse_precision(precision), device),
+        options);
+    if (verbose) nmt::cli::print_verbose(app, nmt::checksum_notes(translator.model()));
+    if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*translator.model().model));
+    const auto& target = translator.model().target_tokenizer;
+    stream = stream || options.batch_size == 1 || isatty(STDIN_FILENO);
+    // In batch mode, read a block of lines, translate it sorted by length, write it in order.
+    const size_t block = stream ? 1 : 4000;
+    std::vector<std::string> lines, prefixes, best;
+    std::vector<std::vector<std::string>> constraints;
+    LineAlignedFile prefix_file(prefix_path, "prefix"), constraint_file(constraints_path, "constraints");
+    long line_number = 0, warnings = 0, target_tokens = 0;
+    const auto start = std::chrono::steady_clock::now();
+    auto flush_block = [&] {
+      const auto results = translator.translate(lines, prefixes, constraints);
+      for (const auto& t : results) {
+        ++line_number;
+        if (!t.warning.empty()) {
+          ++warnings;
+          nmt::cli::print_line("nmt-translate: warning: line " + std::to_string(line_number) + ": " + t.warning);
+        }
+        if (!t.hypotheses.empty()) target_tokens += static_cast<long>(t.hypotheses.front().tokens.size());
+        write_result(t, line_number, out, search.nbest, target);
+        if (!out.reference_path.empty()) best.push_back(t.best_text());
+      }
+      nmt::cli::check_stdout();  // a full disk stops the run here, not after all the input
+      lines.clear();
+      prefixes.clear();
+      constraints.clear();
+    };
+    // Lines are cut where the model stops reading, so memory stays bounded whatever their length.
+    nmt::LineReader input(std::cin, "stdin", translator.input_byte_limit(), nmt::LineReader::Overlong::cut);
+    for (std::string line; input.next(line);) {
+      std::string cut, skip_reason;
+      if (input.dropped() > 0)
+        cut = nmt::cut_warning(input) + " (all the model reads: " + std::to_string(translator.input_token_limit()) +
+              " tokens)";
+      prefixes.push_back(prefix_file.next(input.number(), skip_reason));
+      if (!constraints_path.empty()) constraints.push_back(split_tabs(constraint_file.next(input.number(), skip_reason)));
+      if (!skip_reason.empty()) line.clear();  // its output line stays empty
+      for (const auto* warning : {&cut, &skip_reason}) {
+        if (warning->empty()) continue;
+        ++warnings;
+        nmt::cli::print_line("nmt-translate: warning: line " + std::to_string(input.number()) + ": " + *warning);
+      }
+      lines.push_back(std::move(line));
+      if (lines.size() >= block) flush_block();
+    }
+    if (!lines.empty()) flush_block();
+    prefix_file.warn_if_longer(line_number);
+    constraint_file.warn_if_longer(line_number);
+    std::cout.flush();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!out.quiet) {
+      char summary[256];
+      std::snprintf(summary, sizeof summary,
+                    "translated %ld lines (%ld warnings) in %.2f s: %.1f sentences/s, %.0f target tokens/s",
+                    line_number, warnings, seconds, line_number / std::max(seconds, 1e-9),
+                    target_tokens / std::max(seconds, 1e-9));
+      nmt::cli::print_line(summary);
+    }
+    if (!out.reference_path.empty()) report_scores(best, out.reference_path);
+    return 0;
+  });
+}
+
+}  // namespace nmt::tools::translate_tool
