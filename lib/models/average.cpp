@@ -50,7 +50,7 @@ LoadedModel average_checkpoints(const std::vector<std::string>& paths) {
 void write_average(const std::vector<std::string>& paths, const std::string& output) {
   auto averaged = average_checkpoints(paths);
   save_checkpoint(output, averaged.config, *averaged.model, averaged.source_tokenizer, averaged.target_tokenizer,
-                  nullptr, averaged.step);
+                  nullptr, averaged.step, averaged.source_piece_counts);
 }
 
 }  // namespace nmt

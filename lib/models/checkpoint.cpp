@@ -31,11 +31,29 @@ std::string read_string(torch::serialize::InputArchive& archive, const std::stri
   return value.toStringRef();
 }
 
+// Optional (files written before it was recorded have none); when present, one count per
+// source piece, none negative.
+std::vector<int64_t> read_piece_counts(torch::serialize::InputArchive& archive, int64_t pieces,
+                                       const std::string& path) {
+  torch::Tensor counts;
+  if (!archive.try_read("source_piece_counts", counts)) return {};
+  if (counts.scalar_type() != torch::kInt64 || counts.dim() != 1 || counts.numel() != pieces ||
+      counts.lt(0).any().item<bool>())
+    throw Error(path + ": source_piece_counts is not one count per source piece (" + std::to_string(pieces) + ")");
+  const auto contiguous = counts.contiguous();
+  const auto* data = contiguous.data_ptr<int64_t>();
+  return {data, data + pieces};
+}
+
 }  // namespace
 
 void save_checkpoint(const std::string& path, const Config& config, Seq2SeqModel& model,
                      const Tokenizer& source_tokenizer, const Tokenizer& target_tokenizer,
-                     torch::serialize::OutputArchive* training_state, int64_t step) {
+                     torch::serialize::OutputArchive* training_state, int64_t step,
+                     const std::vector<int64_t>& source_piece_counts) {
+  if (!source_piece_counts.empty() && static_cast<int64_t>(source_piece_counts.size()) != source_tokenizer.vocab_size())
+    throw Error("cannot write checkpoint " + path + ": " + std::to_string(source_piece_counts.size()) +
+                " source piece counts for " + std::to_string(source_tokenizer.vocab_size()) + " pieces");
   torch::serialize::OutputArchive archive;
   archive.write("format", c10::IValue(std::string(kFormat)));
   archive.write("config", c10::IValue(config_to_json(config).dump()));
@@ -46,6 +64,8 @@ void save_checkpoint(const std::string& path, const Config& config, Seq2SeqModel
   archive.write("model", weights);
   if (training_state != nullptr) archive.write("training", *training_state);
   if (step >= 0) archive.write("step", c10::IValue(step));
+  if (!source_piece_counts.empty())
+    archive.write("source_piece_counts", torch::tensor(source_piece_counts, torch::kInt64));
   std::ostringstream bytes;
   try {
     archive.save_to(bytes);
@@ -132,6 +152,7 @@ LoadedModel load_model(torch::serialize::InputArchive& archive, const std::strin
                      Tokenizer::from_serialized(tensor_to_bytes(source_bytes), path + " (source tokenizer)"),
                      Tokenizer::from_serialized(tensor_to_bytes(target_bytes), path + " (target tokenizer)")};
   loaded.step = checkpoint_step(archive);
+  loaded.source_piece_counts = read_piece_counts(archive, loaded.source_tokenizer.vocab_size(), path);
   torch::serialize::InputArchive weights;
   archive.read("model", weights);
   try {

@@ -14,6 +14,7 @@
 #include "nmt/text/line_reader.h"
 #include "nmt/base/device.h"
 #include "nmt/base/error.h"
+#include "nmt/decoding/input_familiarity.h"
 #include "nmt/decoding/strategy.h"
 #include "nmt/eval/metric.h"
 #include "nmt/decoding/translator.h"
@@ -207,6 +208,7 @@ int run(int argc, char** argv) {
     if (verbose) nmt::cli::print_verbose(app, nmt::checksum_notes(translator.model()));
     if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*translator.model().model));
     const auto& target = translator.model().target_tokenizer;
+    nmt::InputFamiliarity familiarity(translator.model());
     stream = stream || options.batch_size == 1 || isatty(STDIN_FILENO);
     // In batch mode, read a block of lines, translate it sorted by length, write it in order.
     const size_t block = stream ? 1 : 4000;
@@ -226,6 +228,11 @@ int run(int argc, char** argv) {
         if (!t.hypotheses.empty()) target_tokens += static_cast<long>(t.hypotheses.front().tokens.size());
         write_result(t, line_number, out, search.nbest, target);
         if (!out.reference_path.empty()) best.push_back(t.best_text());
+        familiarity.count(t.source_ids);
+      }
+      if (const auto unlike = familiarity.warning_once(); !unlike.empty()) {
+        ++warnings;
+        nmt::cli::print_line("nmt-translate: warning: " + unlike);
       }
       nmt::cli::check_stdout();  // a full disk stops the run here, not after all the input
       lines.clear();

@@ -126,6 +126,7 @@ class TrainingRun {
   Precision precision_ = Precision::fp32;  // train.precision resolved for this machine
   std::optional<Tokenizer> source_tokenizer_, target_tokenizer_;
   std::shared_ptr<const PreparedCorpus> train_;  // read in place, never loaded
+  std::vector<int64_t> source_piece_counts_;     // rank 0: saved in every checkpoint (LoadedModel says why)
   ValidationSet valid_;
   ModelPtr model_;
   InferenceModelPtr validation_model_;  // model_'s weights on the fp32 inference path

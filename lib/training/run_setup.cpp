@@ -13,6 +13,7 @@
 #include "nmt/decoding/translator.h"
 #include "nmt/text/batching.h"
 #include "nmt/text/corpus_cache.h"
+#include "nmt/text/piece_counts.h"
 #include "nmt/training/config_check.h"
 #include "run.h"
 
@@ -93,7 +94,7 @@ void TrainingRun::save(const std::string& name, bool with_training_state) {
     }
   }
   save_checkpoint(path(name), config_, *model_, *source_tokenizer_, *target_tokenizer_,
-                  with_training_state ? &state : nullptr, progress_.step);
+                  with_training_state ? &state : nullptr, progress_.step, source_piece_counts_);
 }
 
 void TrainingRun::restore(torch::serialize::InputArchive& archive, const std::string& path) {
@@ -335,6 +336,7 @@ void TrainingRun::load_training_corpus() {
             std::to_string(info.pairs - usable) + " left out)";
   log_->message(line);
   if (usable == 0) throw Error("no usable training pairs in " + (o.train_data.empty() ? o.train_source : o.train_data));
+  if (is_main()) source_piece_counts_ = count_source_pieces(*train_, source_tokenizer_->vocab_size());
 }
 
 void TrainingRun::load_data() {

@@ -66,6 +66,13 @@ grep -q "line 3: invalid UTF-8" "$WORK/err.txt" || fail "no warning for line 3"
 [ "$(wc -l <"$WORK/out.jsonl")" -eq 4 ] || fail "jsonl did not write 4 objects"
 grep -q '"line":4' "$WORK/out.jsonl" || fail "jsonl lacks line numbers"
 grep -q '"token_log_probs"' "$WORK/out.jsonl" || fail "jsonl lacks token scores"
+# Input unlike the source side of the training data (German to the en->de model) is warned
+# about once, with its share; the right language is not.
+"$BIN/nmt-translate" --model "$MODEL" --threads 1 <"$WORK/valid.de" >/dev/null 2>"$WORK/err"
+[ "$(grep -c "warning: the input reads unlike the source side .* is the input in the language the model translates from" \
+  "$WORK/err")" -eq 1 ] || { cat "$WORK/err" >&2; fail "German input to the en->de model: not warned once"; }
+"$BIN/nmt-translate" --model "$MODEL" --threads 1 <"$WORK/valid.en" >/dev/null 2>"$WORK/err"
+grep -q "is the input in the language" "$WORK/err" && fail "English input to the en->de model was warned about"
 # Streaming (--batch-size 1) gives the same text as batched translation.
 "$BIN/nmt-translate" --model "$MODEL" --beam 3 --batch-size 1 --threads 1 --quiet <"$WORK/input.txt" \
   2>/dev/null | cmp -s - "$WORK/out.txt" || fail "streaming output differs from batched output"

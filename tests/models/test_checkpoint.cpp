@@ -2,6 +2,7 @@
 #include "support/catch.h"
 #include <torch/torch.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "support/model_checks.h"
@@ -53,4 +54,25 @@ TEST_CASE("loading refuses missing, truncated and foreign files", "[checkpoint]"
   test::write_text(dir.file("cut.pt"), bytes.substr(0, bytes.size() / 2));
   CHECK_THROWS_WITH(load_model(dir.file("cut.pt")), HasSubstring("cut.pt"));
   CHECK_THROWS_AS(load_model(dir.file("cut.pt")), nmt::Error);
+}
+
+TEST_CASE("the source piece counts travel with the checkpoint, one per source piece", "[checkpoint]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir, 100);
+  const auto tokenizer = Tokenizer::from_file(dir.file("spm.model"));
+  auto config = test::tiny_config("gru");
+  config.model.source_vocab = config.model.target_vocab = tokenizer.vocab_size();
+  auto model = build_model(config.model);
+  save_checkpoint(dir.file("without.pt"), config, *model, tokenizer, tokenizer);
+  CHECK(load_model(dir.file("without.pt")).source_piece_counts.empty());  // older files: not recorded
+
+  std::vector<int64_t> counts(static_cast<size_t>(tokenizer.vocab_size()));
+  for (size_t id = 0; id < counts.size(); ++id) counts[id] = static_cast<int64_t>(id * 7 % 5);
+  save_checkpoint(dir.file("with.pt"), config, *model, tokenizer, tokenizer, nullptr, 12, counts);
+  CHECK(load_model(dir.file("with.pt")).source_piece_counts == counts);
+
+  counts.pop_back();
+  CHECK_THROWS_WITH(save_checkpoint(dir.file("bad.pt"), config, *model, tokenizer, tokenizer, nullptr, 12, counts),
+                    HasSubstring("source piece counts for"));
+  CHECK(!std::filesystem::exists(dir.file("bad.pt")));
 }

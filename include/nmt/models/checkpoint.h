@@ -20,6 +20,10 @@ struct LoadedModel {
   Tokenizer source_tokenizer;
   Tokenizer target_tokenizer;
   int64_t step = -1;  ///< training updates behind these weights (-1: not recorded, older files)
+  /// How often each source id occurred in the source side of the training corpus (one entry
+  /// per source piece; empty: not recorded, older files). What tells input unlike the
+  /// training data (decoding/input_familiarity.h).
+  std::vector<int64_t> source_piece_counts{};
   /// The files loaded that carry no checksum (written before checkpoints were sealed):
   /// damage to them shows only where it makes a weight non-finite (refused at load).
   std::vector<std::string> unsealed{};
@@ -38,10 +42,12 @@ LoadedModel load_model(torch::serialize::InputArchive& archive, const std::strin
                        const torch::Device& device = torch::kCPU);
 
 /// Writes weights, config and tokenizers; `extra` (optimizer, progress...) is written
-/// under the "training" key when given. Atomic: temp file + fsync + rename.
+/// under the "training" key when given, the source piece counts when not empty (one per
+/// source piece, checked). Atomic: temp file + fsync + rename.
 void save_checkpoint(const std::string& path, const Config& config, Seq2SeqModel& model,
                      const Tokenizer& source_tokenizer, const Tokenizer& target_tokenizer,
-                     torch::serialize::OutputArchive* training_state = nullptr, int64_t step = -1);
+                     torch::serialize::OutputArchive* training_state = nullptr, int64_t step = -1,
+                     const std::vector<int64_t>& source_piece_counts = {});
 
 /// Reads a checkpoint's archive (for resuming): checks the seal (checksum) first.
 /// Throws nmt::Error naming the file: missing, corrupted, truncated, or not a checkpoint.
