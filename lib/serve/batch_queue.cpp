@@ -4,6 +4,8 @@
 #include <exception>
 #include <utility>
 
+#include "nmt/serve/band_choice.h"
+
 namespace nmt::serve {
 
 BatchQueue::BatchQueue(BatchBackend backend, BatchSettings settings)
@@ -279,60 +281,22 @@ void BatchQueue::join_pool(Job& job) {
 bool BatchQueue::earlier(const Job* a, const Job* b) { return a->tag != b->tag ? a->tag < b->tag : a->sequence < b->sequence; }
 
 std::vector<BatchQueue::LineRef> BatchQueue::next_band() {
-  // The pool's lines left, by length; lines of equal length take turns between jobs (each
-  // job's first such line, then each one's second, ...), so a job that has just joined
-  // shares the next band of its length instead of queueing behind an earlier job's lines.
-  struct Sorted {
-    LineRef ref;
-    int64_t tokens;
-    size_t turn;  // how many lines of this length its job has before it
-  };
-  std::vector<Sorted> lines;
-  for (auto& job : pending_) {
-    if (!job.in_pool || job.answered) continue;
-    std::unordered_map<int64_t, size_t> seen;
-    for (size_t i = 0; i < job.lines.size(); ++i)
-      if (!job.line_done[i]) lines.push_back({{&job, i}, job.line_tokens[i], seen[job.line_tokens[i]]++});
-  }
-  if (lines.empty()) return {};
-  std::sort(lines.begin(), lines.end(), [](const Sorted& a, const Sorted& b) {
-    if (a.tokens != b.tokens) return a.tokens < b.tokens;
-    if (a.turn != b.turn) return a.turn < b.turn;
-    if (a.ref.job != b.ref.job) return earlier(a.ref.job, b.ref.job);
-    return a.ref.line < b.ref.line;
-  });
-  // Bands as the translator cuts a sorted batch: each at most max_batch_tokens padded.
-  std::vector<std::pair<size_t, size_t>> bands;  // [first, last)
-  size_t first = 0;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (i > first && static_cast<int64_t>(i + 1 - first) * lines[i].tokens > settings_.max_batch_tokens) {
-      bands.emplace_back(first, i);
-      first = i;
-    }
-  }
-  bands.emplace_back(first, lines.size());
-  // Each band's jobs in turn order; the band whose list comes first goes: the first job
-  // that differs decides, and of two lists where one begins the other, the longer goes
-  // (it advances more jobs). The pool's first job is in the band that goes.
-  const auto goes_before = [](const std::vector<const Job*>& a, const std::vector<const Job*>& b) {
-    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-      if (a[i] != b[i]) return earlier(a[i], b[i]);
-    return a.size() > b.size();
-  };
-  std::vector<const Job*> best_jobs;
-  size_t best = 0;
-  for (size_t b = 0; b < bands.size(); ++b) {
-    std::vector<const Job*> jobs;
-    for (size_t i = bands[b].first; i < bands[b].second; ++i) jobs.push_back(lines[i].ref.job);
-    std::sort(jobs.begin(), jobs.end(), earlier);
-    jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
-    if (b == 0 || goes_before(jobs, best_jobs)) {
-      best_jobs = std::move(jobs);
-      best = b;
+  std::vector<Job*> jobs;
+  for (auto& job : pending_)
+    if (job.in_pool && !job.answered) jobs.push_back(&job);
+  std::sort(jobs.begin(), jobs.end(), earlier);
+  std::vector<PoolLine> lines;
+  std::vector<LineRef> refs;
+  for (size_t turn = 0; turn < jobs.size(); ++turn) {
+    Job* job = jobs[turn];
+    for (size_t i = 0; i < job->lines.size(); ++i) {
+      if (job->line_done[i]) continue;
+      lines.push_back({turn, i, job->line_tokens[i]});
+      refs.push_back({job, i});
     }
   }
   std::vector<LineRef> band;
-  for (size_t i = bands[best].first; i < bands[best].second; ++i) band.push_back(lines[i].ref);
+  for (const size_t i : choose_band(lines, settings_.max_batch_tokens)) band.push_back(refs[i]);
   return band;
 }
 
