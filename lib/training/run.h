@@ -112,6 +112,8 @@ class TrainingRun {
   std::pair<double, int64_t> update(const std::vector<Batch>& batches);
   /// Validates, writes last.pt (then best.pt, step-N.pt); returns whether patience is spent.
   bool validate_and_checkpoint();
+  /// Progress lines while a validation runs (`what` names it), at most one every 10 s.
+  ValidationProgress validation_progress(const std::string& what) const;
   /// Rank 0: the network validation reads, sharing the training weights, made at first use.
   const InferenceModel& validation_model();
   RunPosition position(double epoch, const TrainingClock& clock) const;
@@ -135,6 +137,11 @@ class TrainingRun {
   std::optional<Loss> loss_;  // its kernel decided for device_ when the loop starts
   std::optional<TrainingSchedule> schedule_;  // from config_, once it is final
   Progress progress_;
+  struct ValidationScore {
+    int64_t step;
+    double metric;  // train.metric's, higher is better
+  };
+  std::optional<ValidationScore> last_validation_;  // of this start of the run: the final averaging reuses it
   std::unique_ptr<TrainingLog> log_;
   std::unique_ptr<ProcessGroup> group_;  // a no-op group of one without --world-size
   DirectoryLock lock_;                   // rank 0: held on the model directory for the run

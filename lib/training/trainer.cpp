@@ -98,14 +98,23 @@ void TrainingRun::write_averaged_model() {
   double chosen_metric = 0;
   for (size_t m = 1; m <= paths.size(); ++m) {
     const std::vector<std::string> newest(paths.end() - static_cast<long>(m), paths.end());
-    auto candidate = average_checkpoints(newest);
-    candidate.model->to(device_);
-    const InferenceModel on_inference_path(std::move(candidate), Precision::fp32, device_);
-    const auto result = validate(on_inference_path, valid_, t.batch_tokens, t.valid_max_sentences);
-    const double metric = result.metric(t.metric);
+    // The newest alone holds the final weights, validated when it was written: not again.
+    const bool validated = m == 1 && last_validation_ && last_validation_->step == progress_.step &&
+                           std::filesystem::path(newest.front()).filename() ==
+                               "step-" + std::to_string(progress_.step) + ".pt";
+    double metric = validated ? last_validation_->metric : 0;
+    if (!validated) {
+      auto candidate = average_checkpoints(newest);
+      candidate.model->to(device_);
+      const InferenceModel on_inference_path(std::move(candidate), Precision::fp32, device_);
+      metric = validate(on_inference_path, valid_, t.batch_tokens, t.valid_max_sentences,
+                        validation_progress("validating the mean of the newest " + std::to_string(m)))
+                   .metric(t.metric);
+    }
     char score[32];
     std::snprintf(score, sizeof score, "%.10g", t.metric == "loss" ? -metric : metric);
-    log_->message("mean of the newest " + std::to_string(m) + " step checkpoints: " + t.metric + " " + score);
+    log_->message("mean of the newest " + std::to_string(m) + " step checkpoints: " + t.metric + " " + score +
+                  (validated ? " (the final weights, validated above)" : ""));
     if (m == 1 || metric > chosen_metric) chosen = m, chosen_metric = metric;
   }
   paths.erase(paths.begin(), paths.end() - static_cast<long>(chosen));
@@ -121,9 +130,11 @@ void TrainingRun::write_averaged_model() {
 // written is repaired on resume (best_needs_repair) instead of keeping a stale best.
 bool TrainingRun::validate_and_checkpoint() {
   const auto& t = config_.train;
-  const auto result = validate(validation_model(), valid_, t.batch_tokens, t.valid_max_sentences);
+  const auto result = validate(validation_model(), valid_, t.batch_tokens, t.valid_max_sentences,
+                               validation_progress("validation @ step " + std::to_string(progress_.step)));
   const double metric = result.metric(t.metric);
   auto& p = progress_;
+  last_validation_ = ValidationScore{p.step, metric};
   const bool improved = !p.has_best || metric > p.best_metric;
   if (improved) p.best_metric = metric, p.has_best = true, p.best_step = p.step, p.bad_validations = 0;
   else ++p.bad_validations;
@@ -166,6 +177,19 @@ const InferenceModel& TrainingRun::validation_model() {
     validation_model_ = set_up_for_inference(std::move(twin), Precision::fp32, device_);
   }
   return *validation_model_;
+}
+
+ValidationProgress TrainingRun::validation_progress(const std::string& what) const {
+  const auto started = std::chrono::steady_clock::now();
+  return [this, what, started, last = started](size_t done, size_t total) mutable {
+    const auto now = std::chrono::steady_clock::now();
+    if (done >= total || now - last < std::chrono::seconds(10)) return;
+    last = now;
+    char text[200];
+    std::snprintf(text, sizeof text, "%s: %zu of %zu sentences translated in %.0f s", what.c_str(), done, total,
+                  std::chrono::duration<double>(now - started).count());
+    log_->status(text);
+  };
 }
 
 RunPosition TrainingRun::position(double epoch, const TrainingClock& clock) const {

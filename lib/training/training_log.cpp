@@ -87,6 +87,10 @@ void TrainingLog::message(const std::string& text) {
   write({{"type", "message"}, {"text", text}});
 }
 
+void TrainingLog::status(const std::string& text) {
+  if (!quiet_) cli::print_line(text);
+}
+
 void TrainingLog::config(const Config& config, const std::vector<torch::Tensor>& parameters) {
   int64_t count = 0;
   for (const auto& p : parameters) count += p.numel();

@@ -28,17 +28,20 @@ double mean_nll(Seq2SeqModel& model, const EncodedCorpus& corpus, int64_t batch_
 
 std::vector<std::string> greedy_translations(Seq2SeqModel& model, const EncodedCorpus& corpus,
                                              const Tokenizer& target_tokenizer, int64_t batch_tokens,
-                                             const torch::Device& device) {
+                                             const torch::Device& device, const ValidationProgress& on_progress) {
   std::vector<std::string> outputs(corpus.source.size());
   SearchOptions options;
   options.beam = 1;
   const auto plan = make_batches(corpus, batch_tokens, 0, /*shuffle=*/false);
+  size_t done = 0;
   for (size_t b = 0; b < plan.size(); ++b) {
     const auto indices = plan.batch(b);
     const auto batch = collate(corpus, indices);
     const auto hypotheses = greedy_search(model, batch.source.to(device), options);
     for (size_t row = 0; row < indices.size(); ++row)
       outputs[indices[row]] = target_tokenizer.decode(hypotheses[row].tokens);
+    done += indices.size();
+    if (on_progress) on_progress(done, outputs.size());
   }
   return outputs;
 }
@@ -60,7 +63,7 @@ double ValidationResult::metric(const std::string& name) const {
 }
 
 ValidationResult validate(const InferenceModel& inference, const ValidationSet& data, int64_t batch_tokens,
-                          int64_t max_sentences) {
+                          int64_t max_sentences, const ValidationProgress& on_progress) {
   torch::NoGradGuard no_grad;
   auto& model = inference.network();
   const auto& device = inference.device();
@@ -71,7 +74,7 @@ ValidationResult validate(const InferenceModel& inference, const ValidationSet& 
   size_t count = data.encoded.source.size();
   if (max_sentences > 0) count = std::min(count, static_cast<size_t>(max_sentences));
   const auto subset = first_sentences(data.encoded, count);
-  const auto hypotheses = greedy_translations(model, subset, target_tokenizer, batch_tokens, device);
+  const auto hypotheses = greedy_translations(model, subset, target_tokenizer, batch_tokens, device, on_progress);
   const std::vector<std::string> references(data.references.begin(), data.references.begin() + count);
   const std::vector<std::string> normalised(data.normalised_references.begin(),
                                             data.normalised_references.begin() + count);

@@ -110,6 +110,11 @@ TEST_CASE("train.average_last writes averaged.pt: the newest checkpoints' mean b
   // Both candidates were validated; the better one was written (loss: lower is better).
   const double newest = logged_mean_score(dir.file("run/train.jsonl"), 1);
   const double both = logged_mean_score(dir.file("run/train.jsonl"), 2);
+  // The newest alone holds the final weights, validated at step 9: that score is reused.
+  std::ifstream log(dir.file("run/train.jsonl"));
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  CHECK(text.find("mean of the newest 1 step checkpoints: " + config.train.metric) != std::string::npos);
+  CHECK(text.find("(the final weights, validated above)") != std::string::npos);
   const bool lower_is_better = config.train.metric == "loss";
   const bool take_both = lower_is_better ? both < newest : both > newest;
   INFO("metric " << config.train.metric << ": newest " << newest << ", both " << both);

@@ -69,6 +69,9 @@ class TrainingLog {
   /// A failure, as the last record of this start of the run.
   void error(const std::string& text);
   void message(const std::string& text);
+  /// Progress within a stage (a validation under way): on the terminal unless quiet, not
+  /// recorded in train.jsonl.
+  void status(const std::string& text);
   void config(const Config& config, const std::vector<torch::Tensor>& parameters);
   void progress(const ProgressLine& line);
   /// The line shows `chosen_metric` (train.metric) first; BLEU is left out of it, with a

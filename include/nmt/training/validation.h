@@ -2,6 +2,7 @@
 // Validation during training: teacher-forced loss and perplexity, and every registered
 // metric (eval/metric.h: BLEU, chrF, exact match) of greedy translations, detokenized.
 // (BLEU is 0 for one-word sentences, such as the bundled German number words.)
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,7 +40,10 @@ struct ValidationResult {
 /// up (fp32 on its inference path, in eval mode): during training, a network sharing the
 /// training weights (network_sharing_weights), so validation never switches the model
 /// that trains.
+/// `on_progress`, when given, is called after each batch translated: (sentences translated,
+/// sentences to translate).
+using ValidationProgress = std::function<void(size_t done, size_t total)>;
 ValidationResult validate(const InferenceModel& model, const ValidationSet& data, int64_t batch_tokens,
-                          int64_t max_sentences);
+                          int64_t max_sentences, const ValidationProgress& on_progress = {});
 
 }  // namespace nmt
