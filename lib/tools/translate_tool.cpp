@@ -5,10 +5,13 @@
 
 #include <chrono>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "nmt/base/process_setup.h"
+#include "nmt/base/atomic_file.h"
 #include "nmt/base/cli.h"
 #include "nmt/text/corpus.h"
 #include "nmt/text/line_reader.h"
@@ -54,17 +57,17 @@ nlohmann::json to_json(const nmt::Translation& t, long line, const nmt::Tokenize
 // "ID ||| text ||| features ||| total" (ID counted from 0; the one feature is the raw
 // log-probability, the total the penalised score that ranks them) or one JSON object.
 void write_result(const nmt::Translation& t, long line, const OutputOptions& out, int nbest,
-                  const nmt::Tokenizer& target) {
+                  const nmt::Tokenizer& target, std::ostream& to) {
   if (out.format == "jsonl") {
-    std::cout << to_json(t, line, target).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+    to << to_json(t, line, target).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
               << '\n';
   } else if (nbest > 1) {
     for (size_t i = 0; i < t.hypotheses.size(); ++i)
-      std::cout << line - 1 << " ||| " << t.texts[i] << " ||| LogProb= " << t.hypotheses[i].log_prob << " ||| "
+      to << line - 1 << " ||| " << t.texts[i] << " ||| LogProb= " << t.hypotheses[i].log_prob << " ||| "
                 << t.hypotheses[i].score << '\n';
-    if (t.hypotheses.empty()) std::cout << line - 1 << " |||  ||| LogProb= 0 ||| 0\n";
+    if (t.hypotheses.empty()) to << line - 1 << " |||  ||| LogProb= 0 ||| 0\n";
   } else {
-    std::cout << t.best_text() << '\n';
+    to << t.best_text() << '\n';
   }
 }
 
@@ -142,6 +145,7 @@ int run(int argc, char** argv) {
                  "per step the models' probabilities are averaged; they must share their tokenizers; attention "
                  "(jsonl, coverage) is the first model's")
       ->required()
+      ->allow_extra_args(false)  // one file each: a file after it is not taken for a second model
       ->check(CLI::ExistingFile);
   app.add_option("--beam", search.beam, "Beam size (1 = greedy)")->check(nmt::cli::positive())->capture_default_str();
   std::string strategies = "Search strategy, default greedy for --beam 1, else beam:";
@@ -196,11 +200,20 @@ int run(int argc, char** argv) {
                  "limit leaves no room for them gets a warning)")
       ->check(CLI::ExistingFile);
   app.add_option("--device", device_name, "cpu, cuda (the current GPU) or cuda:N")->capture_default_str();
+  std::string input_path, output_path;
+  app.add_option("-i,--input", input_path, "Read the text from this file instead of stdin")->check(CLI::ExistingFile);
+  app.add_option("-o,--output", output_path,
+                 "Write the translations to this file instead of stdout (whole or not at all: written beside it, "
+                 "renamed over it at the end)");
   app.add_flag("--stream", stream, "Translate and flush each line as it arrives (default when stdin is a terminal)");
   app.add_flag("--quiet", out.quiet, "No summary on stderr");
   nmt::cli::add_verbose_option(app, verbose);
   return nmt::cli::run(app, common, argc, argv, [&] {
     options.validate();
+    // Opened before the model loads, so that an output that cannot be written stops the
+    // run at once; written beside the file and renamed over it at the end.
+    std::optional<nmt::AtomicFileWriter> output;
+    if (!output_path.empty()) output.emplace(output_path);
     const auto device = nmt::parse_device(device_name);
     nmt::Translator translator(
         nmt::set_up_for_inference(nmt::load_ensemble(model_paths, device), nmt::parse_precision(precision), device),
@@ -209,7 +222,7 @@ int run(int argc, char** argv) {
     if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*translator.model().model));
     const auto& target = translator.model().target_tokenizer;
     nmt::InputFamiliarity familiarity(translator.model());
-    stream = stream || options.batch_size == 1 || isatty(STDIN_FILENO);
+    stream = stream || options.batch_size == 1 || (input_path.empty() && isatty(STDIN_FILENO));
     // In batch mode, read a block of lines, translate it sorted by length, write it in order.
     const size_t block = stream ? 1 : 4000;
     std::vector<std::string> lines, prefixes, best;
@@ -217,6 +230,7 @@ int run(int argc, char** argv) {
     LineAlignedFile prefix_file(prefix_path, "prefix"), constraint_file(constraints_path, "constraints");
     long line_number = 0, warnings = 0, target_tokens = 0;
     const auto start = std::chrono::steady_clock::now();
+    std::ostringstream written;
     auto flush_block = [&] {
       const auto results = translator.translate(lines, prefixes, constraints);
       for (const auto& t : results) {
@@ -226,7 +240,7 @@ int run(int argc, char** argv) {
           nmt::cli::print_line("nmt-translate: warning: line " + std::to_string(line_number) + ": " + t.warning);
         }
         if (!t.hypotheses.empty()) target_tokens += static_cast<long>(t.hypotheses.front().tokens.size());
-        write_result(t, line_number, out, search.nbest, target);
+        write_result(t, line_number, out, search.nbest, target, written);
         if (!out.reference_path.empty()) best.push_back(t.best_text());
         familiarity.count(t.source_ids);
       }
@@ -234,13 +248,25 @@ int run(int argc, char** argv) {
         ++warnings;
         nmt::cli::print_line("nmt-translate: warning: " + unlike);
       }
-      nmt::cli::check_stdout();  // a full disk stops the run here, not after all the input
+      if (output) {
+        output->write(written.str());
+      } else {
+        std::cout << written.str();
+        nmt::cli::check_stdout();  // a full disk stops the run here, not after all the input
+      }
+      written.str("");
       lines.clear();
       prefixes.clear();
       constraints.clear();
     };
     // Lines are cut where the model stops reading, so memory stays bounded whatever their length.
-    nmt::LineReader input(std::cin, "stdin", translator.input_byte_limit(), nmt::LineReader::Overlong::cut);
+    std::ifstream input_file;
+    if (!input_path.empty()) {
+      input_file.open(input_path, std::ios::binary);
+      if (!input_file) throw nmt::Error("cannot open input file " + input_path);
+    }
+    nmt::LineReader input(input_path.empty() ? std::cin : input_file, input_path.empty() ? "stdin" : input_path,
+                          translator.input_byte_limit(), nmt::LineReader::Overlong::cut);
     for (std::string line; input.next(line);) {
       std::string cut, skip_reason;
       if (input.dropped() > 0)
@@ -260,6 +286,7 @@ int run(int argc, char** argv) {
     if (!lines.empty()) flush_block();
     prefix_file.warn_if_longer(line_number);
     constraint_file.warn_if_longer(line_number);
+    if (output) output->commit();
     std::cout.flush();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!out.quiet) {

@@ -137,6 +137,18 @@ grep -q "warning: line 2: only the first [0-9]* of its 20000000 bytes read" "$WO
 head -2 "$WORK/prefix.txt" >"$WORK/short-prefix.txt"
 expect_error "short-prefix.txt: no prefix for input line 3" \
   "$BIN/nmt-translate" --model "$MODEL" --prefix "$WORK/short-prefix.txt" <"$WORK/input.txt"
+# Files as other toolkits take them: -i/-o give what stdin/stdout give; a file given bare is
+# a usage error that says where input comes from; an output is written whole or not at all.
+"$BIN/nmt-translate" --model "$MODEL" --beam 3 --threads 1 --quiet -i "$WORK/input.txt" -o "$WORK/io.txt" 2>/dev/null \
+  || fail "nmt-translate -i/-o failed"
+cmp -s "$WORK/io.txt" "$WORK/out.txt" || fail "-i/-o output differs from stdin/stdout's"
+expect_error "not expected: $WORK/input.txt (the input is read from stdin, or from -i/--input FILE)" \
+  "$BIN/nmt-translate" --model "$MODEL" "$WORK/input.txt"
+echo "made by the user" >"$WORK/kept.txt"
+expect_error "short-prefix.txt: no prefix for input line 3" "$BIN/nmt-translate" --model "$MODEL" \
+  --prefix "$WORK/short-prefix.txt" -i "$WORK/input.txt" -o "$WORK/kept.txt"
+[ "$(cat "$WORK/kept.txt")" = "made by the user" ] || fail "a failed nmt-translate -o changed its output file"
+[ -z "$(ls "$WORK" | grep 'kept.txt.tmp')" ] || fail "a failed nmt-translate -o left its temporary"
 # Ensembles: two copies of one model translate as that model; another tokenizer is refused.
 cp "$MODEL" "$WORK/copy.pt"
 "$BIN/nmt-translate" --model "$MODEL" --model "$WORK/copy.pt" --beam 3 --threads 1 --quiet <"$WORK/input.txt" \
