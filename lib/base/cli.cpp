@@ -210,15 +210,13 @@ std::string probable_option(const CLI::App& app, const std::string& unknown) {
 // CLI11's usage error as one line naming the tool, with what was probably meant.
 std::string usage_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   std::string line = e.what();
+  for (int i = 1; i < argc; ++i) {
+    if (const auto meant = probable_option(app, argv[i]); !meant.empty())
+      return line + " (" + std::string(argv[i]).substr(0, std::string(argv[i]).find('=')) + ": did you mean " + meant + "?)";
+  }
   // A file given as an argument, as other toolkits take it, to a tool that reads stdin.
   if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && app.get_option_no_throw("--input") != nullptr)
-    return line + " (the input is read from stdin, or from -i/--input FILE)";
-  for (int i = 1; i < argc; ++i) {
-    if (const auto meant = probable_option(app, argv[i]); !meant.empty()) {
-      line += " (" + std::string(argv[i]).substr(0, std::string(argv[i]).find('=')) + ": did you mean " + meant + "?)";
-      break;
-    }
-  }
+    line += " (the input is read from stdin, or from -i/--input FILE)";
   return line;
 }
 

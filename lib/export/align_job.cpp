@@ -8,6 +8,7 @@
 #include "nmt/decoding/search.h"
 #include "nmt/text/batching.h"
 #include "nmt/text/corpus.h"
+#include "nmt/text/encoding_check.h"
 #include "nmt/text/line_reader.h"
 
 namespace nmt {
@@ -143,8 +144,10 @@ AlignJobResult run_align_job(Translator& translator, std::istream& sources, std:
     else job.translate_block(source_block);
     source_block.clear(), target_block.clear();
   };
+  EncodingCheck source_encoding(source_lines.name()), target_encoding(target_lines.name());
   while (source_lines.next(source_line)) {
     warn_if_cut(source_lines);
+    source_encoding.line(source_line);
     if (targets != nullptr) {
       if (!target_lines.next(target_line)) {
         flush();
@@ -154,11 +157,14 @@ AlignJobResult run_align_job(Translator& translator, std::istream& sources, std:
                     std::to_string(source_count) + "; they must be line-aligned");
       }
       warn_if_cut(target_lines);
+      target_encoding.line(target_line);
       target_block.push_back(std::move(target_line));
     }
     source_block.push_back(std::move(source_line));
     if (source_block.size() >= options.block_lines) flush();
   }
+  source_encoding.finish();
+  target_encoding.finish();
   flush();
   if (targets != nullptr && target_lines.next(target_line)) {
     while (target_lines.next(target_line)) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "nmt/base/error.h"
+#include "nmt/text/encoding_check.h"
 #include "nmt/text/line_reader.h"
 
 namespace nmt {
@@ -67,7 +68,8 @@ std::vector<std::string> read_lines(std::istream& in, const std::string& name, b
   LineReader reader(in, name);
   while (reader.next(line)) {
     if (check_utf8) {
-      if (auto problem = utf8_problem(line); !problem.empty()) throw Error(at_line(name, reader.number(), problem));
+      if (auto problem = utf8_problem(line); !problem.empty())
+        throw Error(at_line(name, reader.number(), problem) + conversion_hint(problem, name));
     }
     lines.push_back(std::move(line));
   }

@@ -18,6 +18,7 @@
 #include "nmt/base/error.h"
 #include "nmt/base/sealed_file.h"
 #include "nmt/text/corpus.h"
+#include "nmt/text/encoding_check.h"
 #include "nmt/text/line_reader.h"
 #include "nmt/text/prepared_corpus.h"
 #include "nmt/text/tokenizer.h"
@@ -132,7 +133,7 @@ void tokenize(Chunk& chunk, const PrepareOptions& o) {
     const uint64_t line = chunk.first_line + i;
     for (const auto& [text, path] : {std::pair{&chunk.source[i], &o.source_path}, std::pair{&chunk.target[i], &o.target_path}}) {
       if (auto problem = utf8_problem(*text); !problem.empty()) {
-        chunk.error = at_line(*path, static_cast<long>(line), problem);
+        chunk.error = at_line(*path, static_cast<long>(line), problem) + conversion_hint(problem, *path);
         return;
       }
     }

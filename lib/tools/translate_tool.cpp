@@ -14,6 +14,7 @@
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/cli.h"
 #include "nmt/text/corpus.h"
+#include "nmt/text/encoding_check.h"
 #include "nmt/text/line_reader.h"
 #include "nmt/base/device.h"
 #include "nmt/base/error.h"
@@ -267,7 +268,9 @@ int run(int argc, char** argv) {
     }
     nmt::LineReader input(input_path.empty() ? std::cin : input_file, input_path.empty() ? "stdin" : input_path,
                           translator.input_byte_limit(), nmt::LineReader::Overlong::cut);
+    nmt::EncodingCheck encoding(input.name());
     for (std::string line; input.next(line);) {
+      encoding.line(line);
       std::string cut, skip_reason;
       if (input.dropped() > 0)
         cut = nmt::cut_warning(input) + " (all the model reads: " + std::to_string(translator.input_token_limit()) +
@@ -283,6 +286,7 @@ int run(int argc, char** argv) {
       lines.push_back(std::move(line));
       if (lines.size() >= block) flush_block();
     }
+    encoding.finish();
     if (!lines.empty()) flush_block();
     prefix_file.warn_if_longer(line_number);
     constraint_file.warn_if_longer(line_number);

@@ -137,6 +137,12 @@ grep -q "warning: line 2: only the first [0-9]* of its 20000000 bytes read" "$WO
 head -2 "$WORK/prefix.txt" >"$WORK/short-prefix.txt"
 expect_error "short-prefix.txt: no prefix for input line 3" \
   "$BIN/nmt-translate" --model "$MODEL" --prefix "$WORK/short-prefix.txt" <"$WORK/input.txt"
+# A text in another encoding is refused once, with the conversion, not translated blank.
+for _ in $(seq 25); do printf 'vierzig Gr\xfc\xdfe\n'; done >"$WORK/latin1.txt"
+expect_error "stdin is not UTF-8: it looks like Latin-1 or another 8-bit encoding" \
+  "$BIN/nmt-translate" --model "$MODEL" --threads 1 <"$WORK/latin1.txt"
+grep -q "iconv -f latin1 -t utf-8" "$WORK/err" || fail "the Latin-1 error does not say how to convert"
+[ ! -s "$WORK/out" ] || fail "nmt-translate wrote output for a Latin-1 input"
 # Files as other toolkits take them: -i/-o give what stdin/stdout give; a file given bare is
 # a usage error that says where input comes from; an output is written whole or not at all.
 "$BIN/nmt-translate" --model "$MODEL" --beam 3 --threads 1 --quiet -i "$WORK/input.txt" -o "$WORK/io.txt" 2>/dev/null \
