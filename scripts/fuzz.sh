@@ -20,13 +20,14 @@ mkdir -p "$OUT/crashes"
 FLAGS=(-std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude)
 # What each harness needs of the library: only torch-free files.
 declare -A sources=(
-  [fuzz_corpus]="lib/base/error.cpp lib/text/corpus.cpp lib/text/line_reader.cpp"
+  [fuzz_corpus]="lib/base/error.cpp lib/text/corpus.cpp lib/text/line_reader.cpp lib/text/encoding_check.cpp"
   [fuzz_config]="lib/base/error.cpp lib/base/config.cpp"
   [fuzz_metrics]="lib/eval/metrics.cpp"
   [fuzz_checkpoint_seal]="lib/base/error.cpp lib/base/sealed_file.cpp"
-  [fuzz_serve_request]="lib/base/error.cpp lib/text/corpus.cpp lib/text/line_reader.cpp lib/export/heatmap_assets.cpp
+  [fuzz_serve_request]="lib/base/error.cpp lib/text/corpus.cpp lib/text/line_reader.cpp lib/text/encoding_check.cpp
+    lib/export/heatmap_assets.cpp
     lib/serve/http_wire.cpp lib/serve/http_message.cpp lib/serve/routes.cpp lib/serve/request.cpp
-    lib/serve/responses.cpp lib/serve/page.cpp lib/serve/batch_queue.cpp"
+    lib/serve/responses.cpp lib/serve/page.cpp lib/serve/batch_queue.cpp lib/serve/band_choice.cpp"
 )
 declare -A libraries=([fuzz_checkpoint_seal]="-lz" [fuzz_serve_request]="-pthread")
 status=0
