@@ -4,6 +4,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <torch/version.h>
 
+#include "nmt_torch_build.h"
 #include "nmt_version.h"
 
 namespace nmt {
@@ -48,7 +49,9 @@ std::string loaded_onednn_version() {
 }
 
 std::string library_versions() {
-  return std::string("LibTorch ") + TORCH_VERSION + " (C++ ABI " + cxx_abi() + "), oneDNN " +
+  const std::string package = NMT_TORCH_PACKAGE;
+  return std::string("LibTorch ") + TORCH_VERSION + " (C++ ABI " + cxx_abi() +
+         (package.empty() ? "" : "; headers of " + package) + "), oneDNN " +
          loaded_onednn_version() + " (headers " +
          dotted(DNNL_VERSION_MAJOR, DNNL_VERSION_MINOR, DNNL_VERSION_PATCH) + "), SentencePiece " +
          NMT_SENTENCEPIECE_VERSION;

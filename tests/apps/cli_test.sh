@@ -189,8 +189,15 @@ check_verbose "linear path: fp32_" "attention projections: fp32" "feed-forward: 
   "instruction set: " "libraries: LibTorch " "threads: 1 (LibTorch intra-op)"
 # --version names the stack that runs: LibTorch and its ABI, the loaded oneDNN and its headers, SentencePiece.
 "$BIN/nmt-translate" --version >"$WORK/version.txt"
-grep -qE '^nmt [0-9.]+ \(LibTorch [0-9.]+[^ ]* \(C\+\+ ABI (cxx11|pre-cxx11)\), oneDNN [0-9]+\.[0-9]+\.[0-9]+ \(headers [0-9.]+\), SentencePiece [0-9]' \
+grep -qE '^nmt [0-9.]+ \(LibTorch [0-9.]+[^ ]* \(C\+\+ ABI (cxx11|pre-cxx11)(; headers of [^ ]+ [^ )]+)?\), oneDNN [0-9]+\.[0-9]+\.[0-9]+ \(headers [0-9.]+\), SentencePiece [0-9]' \
   "$WORK/version.txt" || { cat "$WORK/version.txt" >&2; fail "--version does not name the libraries' versions"; }
+# Debian's LibTorch headers name another patch version than its package (1.13.0 in 1.13.1+dfsg):
+# the package is named too.
+if torch_owner=$(dpkg-query -S '/usr/lib/*/cmake/Torch/TorchConfig.cmake' 2>/dev/null); then
+  torch_package=${torch_owner%%:*}
+  grep -qF "; headers of $torch_package $(dpkg-query -W -f='${Version}' "$torch_package"))" "$WORK/version.txt" \
+    || { cat "$WORK/version.txt" >&2; fail "--version does not name LibTorch's package $torch_package"; }
+fi
 if grep -qw avx2 /proc/cpuinfo; then
   NMT_CPU_ISA=avx2 "$BIN/nmt-translate" --model "$MODEL" --precision int8 --threads 1 --quiet --verbose \
     <"$WORK/input.txt" >/dev/null 2>"$WORK/verbose.err"
