@@ -101,8 +101,8 @@ void require_finite_weights(Seq2SeqModel& model, const std::string& path) {
 
 }  // namespace
 
-torch::serialize::InputArchive read_checkpoint_archive(const std::string& path) {
-  return checkpoint_archive(read_checkpoint_file(path), path);
+torch::serialize::InputArchive read_checkpoint_archive(const std::string& path, bool* sealed) {
+  return checkpoint_archive(read_checkpoint_file(path), path, sealed);
 }
 
 torch::serialize::InputArchive checkpoint_archive(const std::string& bytes, const std::string& path, bool* sealed) {

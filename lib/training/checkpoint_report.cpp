@@ -6,8 +6,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "nmt/base/atomic_file.h"
-#include "nmt/base/error.h"
 #include "nmt/models/checkpoint.h"
 #include "nmt/models/model_summary.h"
 #include "nmt/models/registry.h"
@@ -98,10 +96,8 @@ void add(std::vector<std::string>& lines, const std::string& label, const std::s
 }  // namespace
 
 nlohmann::json checkpoint_report(const std::string& path) {
-  if (!std::filesystem::is_regular_file(path))
-    throw Error(std::filesystem::exists(path) ? path + " is not a file" : "no such model file: " + path);
   bool sealed = true;
-  auto archive = checkpoint_archive(read_file(path, "model file"), path, &sealed);
+  auto archive = read_checkpoint_archive(path, &sealed);
   const auto model = load_model(archive, path);
   const int64_t step = model.step;
   return {{"file", path},

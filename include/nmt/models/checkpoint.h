@@ -51,7 +51,8 @@ void save_checkpoint(const std::string& path, const Config& config, Seq2SeqModel
 
 /// Reads a checkpoint's archive (for resuming): checks the seal (checksum) first.
 /// Throws nmt::Error naming the file: missing, corrupted, truncated, or not a checkpoint.
-torch::serialize::InputArchive read_checkpoint_archive(const std::string& path);
+/// `sealed`, when given, tells whether the file carries a checksum.
+torch::serialize::InputArchive read_checkpoint_archive(const std::string& path, bool* sealed = nullptr);
 /// The same from a checkpoint file's bytes already in memory (`path` names it in errors).
 /// `sealed`, when given, tells whether the file carries a checksum.
 torch::serialize::InputArchive checkpoint_archive(const std::string& bytes, const std::string& path,
