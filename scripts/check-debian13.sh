@@ -16,14 +16,21 @@
 # NMT_LIBTORCH=cuda, so the NCCL process group and every CUDA branch compile and link, and
 # the whole suite passes with that LibTorch on a machine without a GPU (the CUDA tests say
 # "skipped: no CUDA").
-# Usage: scripts/check-debian13.sh [--cuda]     (as root: debootstrap, chroot and mount need it)
+#
+# --under-load N: after the quick start, scripts/test.sh N times in a row with a CPU load
+# beside it (scripts/test-under-load.sh), instead of once.
+# Usage: scripts/check-debian13.sh [--cuda | --under-load N]   (as root: debootstrap, chroot and mount need it)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cuda=0
+under_load=0
 case "${1:-}" in
   "") ;;
   --cuda) cuda=1 ;;
-  *) echo "usage: $0 [--cuda]" >&2; exit 2 ;;
+  --under-load)
+    under_load=${2:-}
+    [[ "$under_load" =~ ^[1-9][0-9]*$ ]] || { echo "error: --under-load needs a number of runs" >&2; exit 2; } ;;
+  *) echo "usage: $0 [--cuda | --under-load N]" >&2; exit 2 ;;
 esac
 if [ "$cuda" = 1 ]; then root=${NMT_DEBIAN13_ROOT:-/var/cache/nmt/debian13-cuda}
 else root=${NMT_DEBIAN13_ROOT:-/var/cache/nmt/debian13}; fi
@@ -159,6 +166,12 @@ ROOT
 fi
 step "bash scripts/quickstart.sh"
 in_root "bash scripts/quickstart.sh"
+if [ "$under_load" -gt 0 ]; then
+  step "bash scripts/test-under-load.sh --runs $under_load"
+  in_root "bash scripts/test-under-load.sh --runs $under_load"
+  step "done: the quick start and $under_load runs of the tests under load passed on Debian 13"
+  exit 0
+fi
 step "bash scripts/test.sh"
 in_root "bash scripts/test.sh"
 step "done: both commands passed on Debian 13"
