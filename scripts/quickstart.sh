@@ -43,10 +43,9 @@ quick start done in $((SECONDS - started)) s:
   model         work/numbers/attention/best.pt (training log: work/numbers/attention/train.jsonl)
   translations  work/numbers/test.hyp.de
   heatmap       work/numbers/heatmap.html (attention matrices: work/numbers/attention.jsonl)
-next, on real data (README, "Multi30k de->en"): a Transformer trained for 10 minutes, then
-validated and saved (D: a folder with train.de, train.en, val.de, val.en):
-  D=../shared/data/multi30k
-  mkdir -p work/m30k
+next, on real data: README.md, "Walkthrough: German to English on Multi30k" (how to get
+Multi30k, then a tokenizer and a Transformer trained for 10 minutes, validated and saved):
+  D=work/multi30k
   build/bin/nmt-spm-train --input \$D/train.de \$D/train.en --model-prefix work/m30k/spm8k --vocab-size 8000 --model-type bpe
   build/bin/nmt-train --config configs/transformer.json --train-src \$D/train.de --train-tgt \$D/train.en \\
     --valid-src \$D/val.de --valid-tgt \$D/val.en --src-spm work/m30k/spm8k.model --tgt-spm work/m30k/spm8k.model \\
