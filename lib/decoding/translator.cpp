@@ -268,6 +268,7 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
     std::vector<int64_t> line_numbers;
     for (const auto* item : batch) line_numbers.push_back(lines_before_ + (item - translations.data()));
     search_batch(batch, line_numbers, search);
+    if (on_lines_done_) on_lines_done_(static_cast<int64_t>(batch.size()));
   }
   lines_before_ += static_cast<int64_t>(lines.size());
   return translations;

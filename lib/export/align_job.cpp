@@ -122,8 +122,8 @@ class AlignJob {
 
 }  // namespace
 
-AlignJobResult run_align_job(Translator& translator, std::istream& sources, std::istream* targets,
-                             const std::string& target_name, const AlignJobOptions& options,
+AlignJobResult run_align_job(Translator& translator, std::istream& sources, const std::string& source_name,
+                             std::istream* targets, const std::string& target_name, const AlignJobOptions& options,
                              const std::function<void(const std::string&)>& write,
                              const std::function<void(long, const std::string&)>& warn) {
   AlignJob job(translator, target_name, options, write, warn);
@@ -132,7 +132,7 @@ AlignJobResult run_align_job(Translator& translator, std::istream& sources, std:
   // Lines are cut where the model stops reading (Translator::input_byte_limit), so that
   // memory stays bounded whatever a line's length; the cut is a warning on that line.
   const size_t max_bytes = translator.input_byte_limit();
-  LineReader source_lines(sources, "stdin", max_bytes, LineReader::Overlong::cut);
+  LineReader source_lines(sources, source_name, max_bytes, LineReader::Overlong::cut);
   std::istringstream no_targets;
   LineReader target_lines(targets != nullptr ? *targets : no_targets, target_name, max_bytes, LineReader::Overlong::cut);
   auto warn_if_cut = [&](const LineReader& reader) {
@@ -153,7 +153,7 @@ AlignJobResult run_align_job(Translator& translator, std::istream& sources, std:
         flush();
         long source_count = source_lines.number();
         while (source_lines.next(source_line)) source_count = source_lines.number();
-        throw Error(target_name + " has " + std::to_string(target_lines.number()) + " lines but stdin has " +
+        throw Error(target_name + " has " + std::to_string(target_lines.number()) + " lines but " + source_name + " has " +
                     std::to_string(source_count) + "; they must be line-aligned");
       }
       warn_if_cut(target_lines);
@@ -170,7 +170,7 @@ AlignJobResult run_align_job(Translator& translator, std::istream& sources, std:
     while (target_lines.next(target_line)) {
     }
     const long target_count = target_lines.number();
-    throw Error(target_name + " has " + std::to_string(target_count) + " lines but stdin has " +
+    throw Error(target_name + " has " + std::to_string(target_count) + " lines but " + source_name + " has " +
                 std::to_string(job.result().lines) + "; they must be line-aligned");
   }
   return job.result();

@@ -12,10 +12,9 @@
 
 #include "nmt/base/process_setup.h"
 #include "nmt/base/cli.h"
-#include "nmt/base/device.h"
 #include "nmt/base/error.h"
 #include "nmt/base/free_memory.h"
-#include "nmt/models/compute_description.h"
+#include "nmt/models/inference_flags.h"
 #include "nmt/serve/batch_queue.h"
 #include "nmt/serve/http_server.h"
 #include "nmt/serve/translation_service.h"
@@ -78,13 +77,12 @@ int run(int argc, char** argv) {
                "nmt-serve"};
   nmt::cli::CommonOptions common;
   nmt::cli::add_common_options(app, common);
-  std::string model_path, device_name = "cpu";
   nmt::serve::ServerSettings settings;
   nmt::serve::BatchSettings batching;
   nmt::TranslateOptions base;
   int max_wait_ms = 5;
   auto& d = settings.defaults;
-  app.add_option("--model", model_path, "Checkpoint (DIR/best.pt from nmt-train)")->required()->check(CLI::ExistingFile);
+  const nmt::InferenceFlags model_flags(app, nmt::ModelFlagCount::one);
   app.add_option("--host", settings.host, "Address to listen on (loopback by default; 0.0.0.0 for all)")->capture_default_str();
   app.add_option("--port", settings.port, "Port (0 = any free one, printed at start)")->check(nmt::cli::in_range(0, 65535))->capture_default_str();
   app.add_option("--max-connections", settings.max_connections, "Open connections, all clients together (capped by ulimit -n)")
@@ -126,13 +124,6 @@ int run(int argc, char** argv) {
       ->check(nmt::cli::positive())->capture_default_str();
   app.add_option("--max-input-tokens", base.max_input_tokens, "Longer inputs are truncated (with a warning in the answer)")
       ->check(nmt::cli::positive())->capture_default_str();
-  std::string precision = "fp32";
-  app.add_option("--precision", precision, nmt::kPrecisionHelp)
-      ->check(CLI::IsMember(nmt::precision_names()))
-      ->capture_default_str();
-  app.add_option("--device", device_name, "cpu, cuda (the current GPU) or cuda:N")->capture_default_str();
-  bool verbose = false;
-  nmt::cli::add_verbose_option(app, verbose);
   return nmt::cli::run(app, common, argc, argv, [&] {
     if (d.nbest > d.beam) throw nmt::Error("--nbest " + std::to_string(d.nbest) + " must be <= --beam " + std::to_string(d.beam));
     // Else a full request with the defaults (and every /translator/translate request of
@@ -142,13 +133,10 @@ int run(int argc, char** argv) {
     } catch (const nmt::serve::RequestError& e) {
       throw nmt::Error(std::string("a request of --max-lines with the defaults would be refused: ") + e.what());
     }
-    const auto device = nmt::parse_device(device_name);
     base.batch_tokens = batching.max_batch_tokens;
     batching.max_wait = std::chrono::milliseconds(max_wait_ms);
-    const auto model = nmt::set_up_for_inference(nmt::load_model(model_path, device), nmt::parse_precision(precision), device);
-    if (verbose) nmt::cli::print_verbose(app, nmt::checksum_notes(model->loaded()));
+    const auto model = model_flags.load();
     nmt::serve::TranslationService service(model, base);
-    if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(model->network()));
     const auto model_info = service.describe();  // now: afterwards only the worker touches the model
     const int threads = at::get_num_threads();
     nmt::serve::BatchBackend backend{
@@ -163,7 +151,7 @@ int run(int argc, char** argv) {
     server.bind();
     // The readiness line: scripts and supervisors wait for it and read the address from it.
     nmt::cli::print_line("nmt-serve: listening on http://" + settings.host + ":" + std::to_string(server.port()) + " (" +
-                         model_path + ", " + std::to_string(threads) + " threads, at most " +
+                         model_flags.model_path() + ", " + std::to_string(threads) + " threads, at most " +
                          std::to_string(server.max_connections()) + " connections, " +
                          std::to_string(settings.max_client_connections) + " per client address)");
     serve_until_signal(server, signals);

@@ -15,6 +15,7 @@
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/new_directories.h"
 #include "nmt/text/corpus.h"
+#include "nmt/text/line_reader.h"
 #include "nmt/base/error.h"
 #include "spm_plugin/spm_backend.h"
 

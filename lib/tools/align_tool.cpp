@@ -8,12 +8,12 @@
 #include "nmt/base/process_setup.h"
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/cli.h"
-#include "nmt/base/device.h"
+#include "nmt/base/progress_lines.h"
 #include "nmt/base/error.h"
 #include "nmt/decoding/translator.h"
 #include "nmt/export/align_job.h"
 #include "nmt/export/attention_html.h"
-#include "nmt/models/compute_description.h"
+#include "nmt/models/inference_flags.h"
 
 namespace nmt::tools::align_tool {
 
@@ -23,13 +23,14 @@ int run(int argc, char** argv) {
                "nmt-align"};
   nmt::cli::CommonOptions common;
   nmt::cli::add_common_options(app, common);
-  std::string model_path, target_path, html_path, output_path, device_name = "cpu", heads = "all", layers;
+  std::string input_path, target_path, html_path, output_path, heads = "all", layers;
   nmt::AlignJobOptions job;
   auto& options = job.exporting;
   nmt::TranslateOptions translate;
   translate.search.keep_attention = true;
-  app.add_option("--model", model_path, "Checkpoint (DIR/best.pt)")->required()->check(CLI::ExistingFile);
-  app.add_option("--tgt", target_path, "Reference translations to force-decode (same line count as stdin)")
+  const nmt::InferenceFlags model_flags(app, nmt::ModelFlagCount::one);
+  app.add_option("-i,--input", input_path, "Read the sources from this file instead of stdin")->check(CLI::ExistingFile);
+  app.add_option("--tgt", target_path, "Reference translations to force-decode (as many lines as the sources)")
       ->check(CLI::ExistingFile);
   app.add_option("--beam", translate.search.beam, "Beam size when translating")->check(nmt::cli::positive())->capture_default_str();
   app.add_option("--nbest", job.nbest, "Export the K best hypotheses of each sentence (objects with \"rank\")")
@@ -42,25 +43,31 @@ int run(int argc, char** argv) {
   app.add_flag("--word-level", options.word_level, "Matrices over words (pieces merged) instead of pieces");
   app.add_option("--html", html_path, "Also write a self-contained HTML heatmap page");
   app.add_option("--html-max", job.html_max, "Sentences on the HTML page (the first N)")->capture_default_str();
-  app.add_option("--output", output_path, "JSON Lines file (default: stdout); written atomically");
-  std::string precision = "fp32";
-  app.add_option("--precision", precision, nmt::kPrecisionHelp)
-      ->check(CLI::IsMember(nmt::precision_names()))
+  app.add_option("-o,--output", output_path, "JSON Lines file (default: stdout); written atomically");
+  double progress_every = 10;
+  app.add_option("--progress-every", progress_every, "Seconds between progress lines on stderr (lines translated)")
+      ->check(nmt::cli::at_least(0))
       ->capture_default_str();
-  app.add_option("--device", device_name, "cpu, cuda (the current GPU) or cuda:N")->capture_default_str();
-  bool verbose = false;
-  nmt::cli::add_verbose_option(app, verbose);
   return nmt::cli::run(app, common, argc, argv, [&] {
     options.all_heads = heads == "all";
     translate.search.nbest = job.nbest;
     if (translate.search.beam < job.nbest) translate.search.beam = job.nbest;
-    const auto device = nmt::parse_device(device_name);
-    nmt::Translator translator(
-        nmt::set_up_for_inference(nmt::load_model(model_path, device), nmt::parse_precision(precision), device),
-        translate);
+    // Opened before the model loads, so that an input or output that cannot be used stops
+    // the run at once. Each block's lines go out as soon as they are done: to stdout, or
+    // into a temporary that replaces --output only when everything succeeded.
+    std::ifstream sources, targets;
+    if (!input_path.empty()) {
+      sources.open(input_path, std::ios::binary);
+      if (!sources) throw nmt::Error("cannot open " + input_path);
+    }
+    if (!target_path.empty()) {
+      targets.open(target_path, std::ios::binary);
+      if (!targets) throw nmt::Error("cannot open " + target_path);
+    }
+    std::unique_ptr<nmt::AtomicFileWriter> file;
+    if (!output_path.empty()) file = std::make_unique<nmt::AtomicFileWriter>(output_path);
+    nmt::Translator translator(model_flags.load(), translate);
     const auto& loaded = translator.model();
-    if (verbose) nmt::cli::print_verbose(app, nmt::checksum_notes(loaded));
-    if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*loaded.model));
     const auto& arch = loaded.config.model.arch;
     if (!layers.empty()) {
       nmt::select_layers(layers, loaded.model->attention_layers(), arch);  // validates the request
@@ -68,15 +75,12 @@ int run(int argc, char** argv) {
     }
     if (options.self_attention && !loaded.model->has_self_attention())
       throw nmt::Error("--self-attention: the " + arch + " model has no self-attention (only the Transformer has)");
-    std::ifstream targets;
-    if (!target_path.empty()) {
-      targets.open(target_path, std::ios::binary);
-      if (!targets) throw nmt::Error("cannot open " + target_path);
-    }
-    // Each block's lines go out as soon as they are done: to stdout, or into a temporary
-    // that replaces --output only when everything succeeded.
-    std::unique_ptr<nmt::AtomicFileWriter> file;
-    if (!output_path.empty()) file = std::make_unique<nmt::AtomicFileWriter>(output_path);
+    nmt::ProgressLines progress("nmt-align", nmt::progress_interval(progress_every));
+    long lines_translated = 0;
+    translator.on_lines_done([&](int64_t lines) {
+      lines_translated += lines;
+      progress.maybe_say([&] { return std::to_string(lines_translated) + " lines translated"; });
+    });
     const auto write = [&](const std::string& line) {
       if (file) file->write(line);
       else std::cout << line;
@@ -84,12 +88,13 @@ int run(int argc, char** argv) {
     const auto warn = [](long line, const std::string& text) {
       nmt::cli::print_line("nmt-align: warning: line " + std::to_string(line) + ": " + text);
     };
-    const auto result = nmt::run_align_job(translator, std::cin, target_path.empty() ? nullptr : &targets,
+    const auto result = nmt::run_align_job(translator, input_path.empty() ? std::cin : sources,
+                                           input_path.empty() ? "stdin" : input_path, target_path.empty() ? nullptr : &targets,
                                            target_path, job, write, warn);
     if (file) file->commit();
     else nmt::cli::check_stdout();
     if (!html_path.empty()) {
-      std::string title = "nmt-align: " + model_path;
+      std::string title = "nmt-align: " + model_flags.model_path();
       if (static_cast<size_t>(result.objects) > result.html_sentences.size())
         title += " (the first " + std::to_string(result.html_sentences.size()) + " of " +
                  std::to_string(result.objects) + " objects; see --html-max)";

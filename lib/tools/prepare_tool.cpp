@@ -24,7 +24,7 @@ int run(int argc, char** argv) {
   app.add_option("--tgt", options.target_path, "Target text, line-aligned with --src")->required();
   app.add_option("--src-spm", source_spm, "Source SentencePiece model (nmt-spm-train)")->required();
   app.add_option("--tgt-spm", target_spm, "Target SentencePiece model (may be the same file)")->required();
-  app.add_option("--output", options.output_path, "The prepared corpus to write (written whole or not at all)")
+  app.add_option("-o,--output", options.output_path, "The prepared corpus to write (written whole or not at all)")
       ->required();
   app.add_option("--progress-every", options.progress_every_seconds, "Seconds between progress lines on stderr")
       ->check(nmt::cli::positive())

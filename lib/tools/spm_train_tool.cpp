@@ -5,6 +5,7 @@
 
 #include "nmt/base/process_setup.h"
 #include "nmt/base/cli.h"
+#include "nmt/base/progress_lines.h"
 #include "nmt/text/tokenizer.h"
 
 namespace nmt::tools::spm_train_tool {
@@ -37,7 +38,10 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   return nmt::cli::run(app, common, argc, argv, [&] {
     options.threads = nmt::cli::apply_threads(common.threads);
-    const auto report = nmt::train_tokenizer(options);
+    const auto report = [&] {
+      const nmt::ProgressHeartbeat heartbeat("nmt-spm-train", "reading the text and training the tokenizer");
+      return nmt::train_tokenizer(options);
+    }();
     if (report.sentences_used < report.sentences_read)
       nmt::cli::print_line("sampled " + std::to_string(report.sentences_used) + " of " +
                            std::to_string(report.sentences_read) + " sentences (--max-sentences " +

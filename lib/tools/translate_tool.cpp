@@ -13,17 +13,16 @@
 #include "nmt/base/process_setup.h"
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/cli.h"
+#include "nmt/base/progress_lines.h"
 #include "nmt/text/corpus.h"
 #include "nmt/text/encoding_check.h"
 #include "nmt/text/line_reader.h"
-#include "nmt/base/device.h"
 #include "nmt/base/error.h"
 #include "nmt/decoding/input_familiarity.h"
 #include "nmt/decoding/strategy.h"
 #include "nmt/eval/metric.h"
 #include "nmt/decoding/translator.h"
-#include "nmt/models/compute_description.h"
-#include "nmt/models/ensemble.h"
+#include "nmt/models/inference_flags.h"
 
 namespace nmt::tools::translate_tool {
 namespace {
@@ -135,19 +134,11 @@ int run(int argc, char** argv) {
   CLI::App app{"Translate text from stdin (one sentence per line) with a trained model", "nmt-translate"};
   nmt::cli::CommonOptions common;
   nmt::cli::add_common_options(app, common);
-  std::vector<std::string> model_paths;
-  std::string device_name = "cpu";
   nmt::TranslateOptions options;
   auto& search = options.search;
   OutputOptions out;
-  bool stream = false, verbose = false;
-  app.add_option("--model", model_paths,
-                 "Checkpoint (DIR/best.pt from nmt-train). Repeat it for an ensemble (--model A.pt --model B.pt): "
-                 "per step the models' probabilities are averaged; they must share their tokenizers; attention "
-                 "(jsonl, coverage) is the first model's")
-      ->required()
-      ->allow_extra_args(false)  // one file each: a file after it is not taken for a second model
-      ->check(CLI::ExistingFile);
+  bool stream = false;
+  const nmt::InferenceFlags model_flags(app, nmt::ModelFlagCount::ensemble);
   app.add_option("--beam", search.beam, "Beam size (1 = greedy)")->check(nmt::cli::positive())->capture_default_str();
   std::string strategies = "Search strategy, default greedy for --beam 1, else beam:";
   for (const auto& strategy : nmt::search_strategies()) strategies += "\n  " + strategy.name + ": " + strategy.description;
@@ -185,10 +176,6 @@ int run(int argc, char** argv) {
   app.add_option("--format", out.format, "text or jsonl")->check(CLI::IsMember({"text", "jsonl"}))->capture_default_str();
   app.add_option("--ref", out.reference_path, "Reference file: print BLEU and chrF of the output on stderr")
       ->check(CLI::ExistingFile);
-  std::string precision = "fp32";
-  app.add_option("--precision", precision, nmt::kPrecisionHelp)
-      ->check(CLI::IsMember(nmt::precision_names()))
-      ->capture_default_str();
   std::string prefix_path;
   app.add_option("--prefix", prefix_path,
                  "File of target prefixes, one per input line (empty line: none): every hypothesis starts with its "
@@ -200,7 +187,6 @@ int run(int argc, char** argv) {
                  "contains each of its line's phrases (lexically constrained beam search; a line where the length "
                  "limit leaves no room for them gets a warning)")
       ->check(CLI::ExistingFile);
-  app.add_option("--device", device_name, "cpu, cuda (the current GPU) or cuda:N")->capture_default_str();
   std::string input_path, output_path;
   app.add_option("-i,--input", input_path, "Read the text from this file instead of stdin")->check(CLI::ExistingFile);
   app.add_option("-o,--output", output_path,
@@ -208,19 +194,17 @@ int run(int argc, char** argv) {
                  "renamed over it at the end)");
   app.add_flag("--stream", stream, "Translate and flush each line as it arrives (default when stdin is a terminal)");
   app.add_flag("--quiet", out.quiet, "No summary on stderr");
-  nmt::cli::add_verbose_option(app, verbose);
+  double progress_every = 10;
+  app.add_option("--progress-every", progress_every, "Seconds between progress lines on stderr (lines translated)")
+      ->check(nmt::cli::at_least(0))
+      ->capture_default_str();
   return nmt::cli::run(app, common, argc, argv, [&] {
     options.validate();
     // Opened before the model loads, so that an output that cannot be written stops the
     // run at once; written beside the file and renamed over it at the end.
     std::optional<nmt::AtomicFileWriter> output;
     if (!output_path.empty()) output.emplace(output_path);
-    const auto device = nmt::parse_device(device_name);
-    nmt::Translator translator(
-        nmt::set_up_for_inference(nmt::load_ensemble(model_paths, device), nmt::parse_precision(precision), device),
-        options);
-    if (verbose) nmt::cli::print_verbose(app, nmt::checksum_notes(translator.model()));
-    if (verbose) nmt::cli::print_verbose(app, nmt::describe_compute(*translator.model().model));
+    nmt::Translator translator(model_flags.load(), options);
     const auto& target = translator.model().target_tokenizer;
     nmt::InputFamiliarity familiarity(translator.model());
     stream = stream || options.batch_size == 1 || (input_path.empty() && isatty(STDIN_FILENO));
@@ -231,6 +215,19 @@ int run(int argc, char** argv) {
     LineAlignedFile prefix_file(prefix_path, "prefix"), constraint_file(constraints_path, "constraints");
     long line_number = 0, warnings = 0, target_tokens = 0;
     const auto start = std::chrono::steady_clock::now();
+    // Progress on long input (a file, a pipe), not line by line nor when asked to be quiet.
+    nmt::ProgressLines progress("nmt-translate", nmt::progress_interval(progress_every));
+    long lines_translated = 0;
+    if (!stream && !out.quiet)
+      translator.on_lines_done([&](int64_t lines) {
+        lines_translated += lines;
+        progress.maybe_say([&] {
+          char text[96];
+          std::snprintf(text, sizeof text, "%ld lines translated, %.1f sentences/s", lines_translated,
+                        lines_translated / std::max(progress.elapsed_seconds(), 1e-9));
+          return std::string(text);
+        });
+      });
     std::ostringstream written;
     auto flush_block = [&] {
       const auto results = translator.translate(lines, prefixes, constraints);

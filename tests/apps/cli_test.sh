@@ -148,6 +148,12 @@ grep -q "iconv -f latin1 -t utf-8" "$WORK/err" || fail "the Latin-1 error does n
 "$BIN/nmt-translate" --model "$MODEL" --beam 3 --threads 1 --quiet -i "$WORK/input.txt" -o "$WORK/io.txt" 2>/dev/null \
   || fail "nmt-translate -i/-o failed"
 cmp -s "$WORK/io.txt" "$WORK/out.txt" || fail "-i/-o output differs from stdin/stdout's"
+# Progress lines in a log (stderr a file, not a terminal), here after every batch.
+"$BIN/nmt-translate" -m "$MODEL" --beam 3 --threads 1 --progress-every 0 -i "$WORK/input.txt" \
+  -o "$WORK/io.txt" 2>"$WORK/progress.err"
+grep -qE '^nmt-translate: [0-9]+ lines translated, [0-9.]+ sentences/s \([0-9]+ s\)$' "$WORK/progress.err" ||
+  fail "nmt-translate --progress-every 0 printed no progress line: $(cat "$WORK/progress.err")"
+cmp -s "$WORK/io.txt" "$WORK/out.txt" || fail "-m/-i/-o with progress lines: output differs from stdin/stdout's"
 expect_error "not expected: $WORK/input.txt (the input is read from stdin, or from -i/--input FILE)" \
   "$BIN/nmt-translate" --model "$MODEL" "$WORK/input.txt"
 echo "made by the user" >"$WORK/kept.txt"
@@ -225,6 +231,12 @@ expect_error "stdin:3: invalid UTF-8" "$BIN/nmt-eval" --ref "$WORK/valid.de" <"$
 # Attention export and the heatmap page.
 head -3 "$WORK/valid.en" | "$BIN/nmt-align" --model "$MODEL" --html "$WORK/heat.html" --threads 1 >"$WORK/align.jsonl"
 [ "$(wc -l <"$WORK/align.jsonl")" -eq 3 ] || fail "align did not write 3 objects"
+head -3 "$WORK/valid.en" >"$WORK/three.en"
+"$BIN/nmt-align" -m "$MODEL" -i "$WORK/three.en" -o "$WORK/align-io.jsonl" --progress-every 0 --threads 1 \
+  2>"$WORK/progress.err"
+cmp -s "$WORK/align-io.jsonl" "$WORK/align.jsonl" || fail "nmt-align -i/-o differs from stdin/stdout's"
+grep -qE '^nmt-align: 3 lines translated \([0-9]+ s\)$' "$WORK/progress.err" ||
+  fail "nmt-align --progress-every 0 did not say 3 lines translated: $(cat "$WORK/progress.err")"
 head -3 "$WORK/valid.en" | "$BIN/nmt-align" --model "$MODEL" --tgt <(head -3 "$WORK/valid.de") --word-level \
   --self-attention --layers last --threads 1 >"$WORK/forced.jsonl"
 # (grep reads a file, not a pipe: grep -q may exit early and SIGPIPE the writer under pipefail)

@@ -2,6 +2,7 @@
 // Translating raw text lines with a loaded checkpoint: the part of nmt-translate (and
 // nmt-align) that is not command-line handling. Lines are checked (UTF-8, length),
 // encoded, sorted by length into batches, searched, and returned in input order.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,10 @@ class Translator {
                                      const std::vector<std::vector<std::string>>& constraints,
                                      const SearchOptions& search);
 
+  /// Called after each batch of a translate() call with the number of lines it finished
+  /// (tools print progress from it); none by default.
+  void on_lines_done(std::function<void(int64_t lines)> observer) { on_lines_done_ = std::move(observer); }
+
   /// Why the model cannot take a line with this prefix and these constraints (target text):
   /// nmt::guide_problem of them counted as translate() counts them (blank phrases dropped);
   /// "" when it can, or when one is not valid UTF-8 (translate() skips that line, saying so).
@@ -110,6 +115,7 @@ class Translator {
   int64_t input_limit_ = 0;
   int64_t lines_before_ = 0;  // lines given to earlier translate() calls
   int64_t max_batch_sentences_ = 0;  // what the machine's memory holds at this beam size
+  std::function<void(int64_t)> on_lines_done_;
 };
 
 }  // namespace nmt
