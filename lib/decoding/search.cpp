@@ -8,6 +8,7 @@
 
 #include "nmt/base/error.h"
 #include "nmt/decoding/search.h"
+#include "nmt/decoding/strategy.h"
 #include "nmt/text/tokenizer.h"
 #include "search_internal.h"
 
@@ -31,7 +32,7 @@ double length_penalty(int64_t length, double alpha) {
 void SearchOptions::validate() const {
   require(beam >= 1, "beam", ">= 1", beam);
   require(nbest >= 1, "nbest", ">= 1", nbest);
-  if (strategy != "sample") require(nbest <= beam, "nbest", "<= beam", nbest);
+  if (!strategy_for(*this).draws_samples) require(nbest <= beam, "nbest", "<= beam", nbest);
   require(sampling.top_k >= 0, "sampling top_k", ">= 0", sampling.top_k);
   require(sampling.top_p > 0 && sampling.top_p <= 1, "sampling top_p", "in (0, 1]", sampling.top_p);
   require(std::isfinite(sampling.temperature) && sampling.temperature > 0, "sampling temperature",

@@ -17,9 +17,9 @@ SearchResults run_greedy(Seq2SeqModel& model, const torch::Tensor& source, const
 const std::vector<SearchStrategy>& search_strategies() {
   static const std::vector<SearchStrategy> registered = {
       {"greedy", "argmax at every step (the default for --beam 1)", run_greedy},
-      {"beam", "batched beam search with GNMT length and coverage penalties", beam_search},
+      {"beam", "batched beam search with GNMT length and coverage penalties", beam_search, /*takes_constraints=*/true},
       {"sample", "random sampling (--sampling-topk, --sampling-topp, --sampling-temperature, --seed); --nbest N draws N samples per line",
-       sampling_search},
+       sampling_search, /*takes_constraints=*/false, /*draws_samples=*/true},
   };
   return registered;
 }

@@ -224,31 +224,35 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
 std::vector<Translation> Translator::translate(const std::vector<std::string>& lines,
                                                const std::vector<std::string>& prefixes,
                                                const std::vector<std::vector<std::string>>& constraints) {
-  return translate(lines, prefixes, constraints, options_.search);
+  // The options' own search: validated and sized at construction.
+  return translate_batches(lines, prefixes, constraints, options_.search, max_batch_sentences_);
 }
 
 std::vector<Translation> Translator::translate(const std::vector<std::string>& lines,
                                                const std::vector<std::string>& prefixes,
                                                const std::vector<std::vector<std::string>>& constraints,
                                                const SearchOptions& search) {
-  const bool own_search = &search == &options_.search;
-  if (!own_search) {
-    search.validate();
-    strategy_for(search);  // throws for an unknown strategy
-    // The input limit was decided at construction from the options' length limits.
-    if (search.max_length_ratio != options_.search.max_length_ratio ||
-        search.max_length_extra != options_.search.max_length_extra)
-      throw Error("a search given per call must keep the Translator's length limits");
-  }
-  const int64_t max_sentences =
-      own_search ? max_batch_sentences_ : sentences_that_fit(search.beam, model_->config().model.target_vocab);
+  search.validate();
+  strategy_for(search);  // throws for an unknown strategy
+  // The input limit was decided at construction from the options' length limits.
+  if (search.max_length_ratio != options_.search.max_length_ratio ||
+      search.max_length_extra != options_.search.max_length_extra)
+    throw Error("a search given per call must keep the Translator's length limits");
+  return translate_batches(lines, prefixes, constraints, search,
+                           sentences_that_fit(search.beam, model_->config().model.target_vocab));
+}
+
+std::vector<Translation> Translator::translate_batches(const std::vector<std::string>& lines,
+                                                       const std::vector<std::string>& prefixes,
+                                                       const std::vector<std::vector<std::string>>& constraints,
+                                                       const SearchOptions& search, int64_t max_sentences) {
   if (prefixes.size() != lines.size())
     throw Error(std::to_string(prefixes.size()) + " prefixes for " + std::to_string(lines.size()) + " lines");
   if (!constraints.empty() && constraints.size() != lines.size())
     throw Error("constraints for " + std::to_string(constraints.size()) + " lines, but " + std::to_string(lines.size()) +
                 " lines");
-  if (!constraints.empty() && strategy_for(search).name != "beam")
-    throw Error("constraints need beam search (--beam 2 or more, or --search beam)");
+  if (!constraints.empty() && !strategy_for(search).takes_constraints)
+    throw Error("constraints need beam search (--beam 2 or more, or --search beam), not " + strategy_for(search).name);
   torch::NoGradGuard no_grad;
   std::vector<Translation> translations;
   translations.reserve(lines.size());

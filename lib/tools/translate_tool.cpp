@@ -159,7 +159,7 @@ int run(int argc, char** argv) {
                      "--search sample: random seed (the same seed, model and input give the same output, batched or not)")
           ->capture_default_str()};
   app.callback([&] {
-    if (search.strategy == "sample") return;
+    if (nmt::strategy_for(search).draws_samples) return;
     for (const auto* flag : sampling_flags)
       if (flag->count() > 0) throw CLI::ValidationError(flag->get_name(), "applies to --search sample only");
   });

@@ -51,3 +51,19 @@ TEST_CASE("search() runs the chosen strategy", "[strategy]") {
   options.nbest = 2;
   CHECK_THROWS_WITH(search(model, source, options), HasSubstring("nbest must be 1"));
 }
+
+TEST_CASE("what a strategy takes is said by the registry, not by its name") {
+  CHECK(find_search_strategy("beam").takes_constraints);
+  CHECK_FALSE(find_search_strategy("greedy").takes_constraints);
+  CHECK_FALSE(find_search_strategy("sample").takes_constraints);
+  CHECK(find_search_strategy("sample").draws_samples);
+  CHECK_FALSE(find_search_strategy("beam").draws_samples);
+  // n-best counts draws when sampling, so it may exceed the beam; not otherwise.
+  SearchOptions options;
+  options.beam = 1;
+  options.nbest = 4;
+  options.strategy = "sample";
+  CHECK_NOTHROW(options.validate());
+  options.strategy = "beam";
+  CHECK_THROWS_WITH(options.validate(), HasSubstring("nbest"));
+}

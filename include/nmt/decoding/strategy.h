@@ -16,6 +16,11 @@ struct SearchStrategy {
   std::string description;  ///< one line, for --help
   /// source [B, S] -> per sentence in input order, hypotheses best first.
   std::function<SearchResults(Seq2SeqModel&, const torch::Tensor&, const SearchOptions&)> run;
+  /// Honours SearchOptions::constraints (the others refuse a line that has some).
+  bool takes_constraints = false;
+  /// Draws from the distribution: the sampling options apply, and n-best counts draws, not
+  /// beam entries (so it is not bounded by the beam).
+  bool draws_samples = false;
 };
 
 /// Every registered strategy, in registration order.

@@ -102,6 +102,11 @@ class Translator {
  private:
   Translation prepare(const std::string& line, const std::string& prefix,
                       const std::vector<std::string>& constraints) const;
+  /// translate() with `search` in batches of at most `max_sentences` sentences.
+  std::vector<Translation> translate_batches(const std::vector<std::string>& lines,
+                                             const std::vector<std::string>& prefixes,
+                                             const std::vector<std::vector<std::string>>& constraints,
+                                             const SearchOptions& search, int64_t max_sentences);
   /// `line_numbers`: each item's line among all lines this Translator was given (sampling's
   /// random streams follow them, so a line's samples do not depend on the batching).
   void search_batch(std::vector<Translation*>& batch, const std::vector<int64_t>& line_numbers,
