@@ -8,30 +8,30 @@
 namespace nmt {
 namespace {
 
-constexpr int kLanes = 16;  // partial results per row: lanes the compiler can vectorise
+constexpr int kRowPartials = 16;  // partial results per row: lanes the compiler can vectorise
 
 inline __attribute__((always_inline)) RowSums max_and_sum_body(const float* z, int64_t n) {
-  float max_lane[kLanes], sum_lane[kLanes];
-  for (int k = 0; k < kLanes; ++k) max_lane[k] = -INFINITY, sum_lane[k] = 0;
+  float max_lane[kRowPartials], sum_lane[kRowPartials];
+  for (int k = 0; k < kRowPartials; ++k) max_lane[k] = -INFINITY, sum_lane[k] = 0;
   int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) max_lane[k] = std::max(max_lane[k], z[j + k]), sum_lane[k] += z[j + k];
+  for (; j + kRowPartials <= n; j += kRowPartials)
+    for (int k = 0; k < kRowPartials; ++k) max_lane[k] = std::max(max_lane[k], z[j + k]), sum_lane[k] += z[j + k];
   RowSums s{-INFINITY, 0};
   for (; j < n; ++j) s.max = std::max(s.max, z[j]), s.sum += z[j];
-  for (int k = 0; k < kLanes; ++k) s.max = std::max(s.max, max_lane[k]), s.sum += sum_lane[k];
+  for (int k = 0; k < kRowPartials; ++k) s.max = std::max(s.max, max_lane[k]), s.sum += sum_lane[k];
   return s;
 }
 NMT_ISA_VERSIONS(max_and_sum_versions, max_and_sum_body)
 
-// The sum of exp(z - shift) over n values, kLanes partial sums then the tail, then the lanes
+// The sum of exp(z - shift) over n values, kRowPartials partial sums then the tail, then the lanes
 // in order; with Write (z then points to writable memory) each exp also replaces its z.
 // One body for sum_exp and exp_in_place, inlined into each version of both.
 template <bool Write, typename Values>
 inline __attribute__((always_inline)) float shifted_exp_sum(Values z, int64_t n, float shift) {
-  float lane[kLanes] = {};
+  float lane[kRowPartials] = {};
   int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) {
+  for (; j + kRowPartials <= n; j += kRowPartials)
+    for (int k = 0; k < kRowPartials; ++k) {
       const float e = exp_approx(z[j + k] - shift);
       if constexpr (Write) z[j + k] = e;
       lane[k] += e;
@@ -42,7 +42,7 @@ inline __attribute__((always_inline)) float shifted_exp_sum(Values z, int64_t n,
     if constexpr (Write) z[j] = e;
     total += e;
   }
-  for (int k = 0; k < kLanes; ++k) total += lane[k];
+  for (int k = 0; k < kRowPartials; ++k) total += lane[k];
   return total;
 }
 

@@ -30,7 +30,7 @@ void with_stderr_into(const std::string& path, const std::function<void()>& body
   ::close(saved);
 }
 
-std::string read_all(const std::string& path) {
+std::string file_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -54,7 +54,7 @@ TEST_CASE("progress lines wait for their interval and build their text only when
     every_time.maybe_say([&] { ++built; return std::string("6 lines translated"); });
   });
   CHECK(built == 2);
-  const auto text = read_all(path);
+  const auto text = file_text(path);
   CHECK(text.find("never") == std::string::npos);
   CHECK(text.find("nmt-test: now (0 s)\n") != std::string::npos);
   CHECK(text.find("nmt-test: 3 lines translated (0 s)\n") != std::string::npos);
@@ -71,13 +71,13 @@ TEST_CASE("a progress heartbeat speaks while its scope lasts and never after") {
       const ProgressHeartbeat heartbeat("nmt-test", "training the tokenizer", std::chrono::milliseconds(5));
       // However slow the machine, two beats come (a loaded one only makes them later).
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-      while (count_lines(read_all(path)) < 2 && std::chrono::steady_clock::now() < deadline)
+      while (count_lines(file_text(path)) < 2 && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    lines_at_end = count_lines(read_all(path));
+    lines_at_end = count_lines(file_text(path));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   });
-  const auto text = read_all(path);
+  const auto text = file_text(path);
   CHECK(lines_at_end >= 2);
   CHECK(count_lines(text) == lines_at_end);  // the thread stopped with the scope
   CHECK(text.find("nmt-test: training the tokenizer (") == 0);

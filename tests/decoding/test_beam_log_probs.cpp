@@ -5,6 +5,7 @@
 #include "support/catch.h"
 #include <torch/torch.h>
 
+#include "nmt/models/registry.h"
 #include "nmt/decoding/translator.h"
 #include "nmt/text/batching.h"
 #include "support/tiny_task.h"
@@ -19,7 +20,7 @@ TEST_CASE("beam hypotheses' token log-probs equal forced decoding", "[translator
   test::make_tiny_task(dir, 100);
   const std::vector<std::string> lines{"seven hundred two", "forty-one thousand", "nine",
                                        "three hundred sixty-five thousand eleven"};
-  for (const std::string arch : {"gru", "attention", "transformer"}) {
+  for (const auto& arch : model_family_names()) {  // every registered family
     DYNAMIC_SECTION(arch) {
       TranslateOptions options;
       options.search.beam = 4;

@@ -23,7 +23,7 @@ TEST_CASE("translating a batch equals translating line by line", "[translator]")
   NMT_TEST_DEVICE_OR_SKIP(device);
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
-  for (const std::string arch : {"gru", "attention", "transformer"}) {
+  for (const auto& arch : model_family_names()) {  // every registered family
     for (const int beam : {1, 3}) {
       DYNAMIC_SECTION(arch << " beam " << beam) {
         TranslateOptions options;

@@ -86,7 +86,7 @@ TEST_CASE("exports conform to the schema, for every family and option", "[align]
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
   const auto checker = schema();
-  for (const std::string arch : {"gru", "attention", "transformer"}) {
+  for (const auto& arch : model_family_names()) {  // every registered family
     for (const bool word_level : {false, true}) {
       DYNAMIC_SECTION(arch << (word_level ? " words" : " pieces")) {
         auto model = test::random_model(dir, arch, 5);

@@ -18,7 +18,7 @@ TEST_CASE("checkpoint save -> load gives identical outputs for every family", "[
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
   const auto tokenizer = Tokenizer::from_file(dir.file("spm.model"));
-  for (const std::string arch : {"gru", "attention", "transformer"}) {
+  for (const auto& arch : model_family_names()) {  // every registered family
     SECTION(arch) {
       auto config = test::tiny_config(arch);
       config.model.source_vocab = config.model.target_vocab = tokenizer.vocab_size();
