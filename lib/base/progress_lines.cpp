@@ -21,10 +21,10 @@ double ProgressLines::elapsed_seconds() const {
 }
 
 ProgressHeartbeat::ProgressHeartbeat(std::string tool, std::string text, ProgressLines::Clock::duration every)
-    : lines_(std::move(tool), every), text_(std::move(text)), every_(every) {
+    : lines_(std::move(tool), every), text_(std::move(text)) {
   thread_ = std::thread([this] {
     std::unique_lock<std::mutex> lock(mutex_);
-    while (!stop_.wait_for(lock, every_, [this] { return stopping_; })) lines_.say(text_);
+    while (!stop_.wait_for(lock, lines_.every(), [this] { return stopping_; })) lines_.say(text_);
   });
 }
 

@@ -105,8 +105,7 @@ std::string guide_problem(const Seq2SeqModel& model, size_t prefix_tokens, size_
 }
 
 void TranslateOptions::validate() const {
-  search.validate();
-  strategy_for(search);  // throws for an unknown strategy
+  search.validate();  // an unknown strategy included
   if (batch_size < 0) throw Error("batch size must be >= 0");
   if (batch_size == 0 && batch_tokens < 1) throw Error("batch tokens must be >= 1");
   if (max_input_tokens < 1) throw Error("max input tokens must be >= 1");
@@ -232,8 +231,7 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
                                                const std::vector<std::string>& prefixes,
                                                const std::vector<std::vector<std::string>>& constraints,
                                                const SearchOptions& search) {
-  search.validate();
-  strategy_for(search);  // throws for an unknown strategy
+  search.validate();  // an unknown strategy included
   // The input limit was decided at construction from the options' length limits.
   if (search.max_length_ratio != options_.search.max_length_ratio ||
       search.max_length_extra != options_.search.max_length_extra)

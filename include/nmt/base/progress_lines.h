@@ -26,6 +26,7 @@ class ProgressLines {
   /// Says it now, whatever the time.
   void say(const std::string& text);
   double elapsed_seconds() const;
+  Clock::duration every() const { return every_; }
 
  private:
   std::string tool_;
@@ -51,7 +52,6 @@ class ProgressHeartbeat {
  private:
   ProgressLines lines_;
   std::string text_;
-  ProgressLines::Clock::duration every_;
   std::mutex mutex_;
   std::condition_variable stop_;
   bool stopping_ = false;
