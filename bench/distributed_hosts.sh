@@ -6,18 +6,20 @@
 #   one           1 process x 1 thread (in host 0, no network)
 #   after         2 hosts, the gradients summed after backward (train.overlap_allreduce=false)
 #   during-N      2 hosts, summed during backward in buckets of N MiB (N from BUCKETS)
+#   fp16-N        the same, the buckets sent as fp16 (train.allreduce_precision; N from FP16_BUCKETS)
 # Per variant: target tokens/s over all ranks (rank 0's train.jsonl, steps after the first
 # report) and the share of the time rank 0 waited for the gradients' sum
 # (gradient_sum_wait_share); medians and ranges; scaling efficiency = tokens/s of 2 hosts /
 # (2 x one). Prints Markdown. Needs root (namespaces), ../shared/data/multi30k and a build.
 # Usage: bench/distributed_hosts.sh [STEPS=30]   Environment: ROUNDS (3), BATCH (4096),
-#   BUCKETS ("1 4 16"), LOG_EVERY (5)
+#   BUCKETS ("1 4 16"), FP16_BUCKETS ("" : none), LOG_EVERY (5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEPS=${1:-30}
 ROUNDS=${ROUNDS:-3}
 BATCH=${BATCH:-4096}
 BUCKETS=${BUCKETS:-1 4 16}
+FP16_BUCKETS=${FP16_BUCKETS:-}
 LOG_EVERY=${LOG_EVERY:-5}
 [ "$(id -u)" -eq 0 ] || { echo "error: $0 needs root (network namespaces)" >&2; exit 1; }
 source bench/common.sh
@@ -46,7 +48,11 @@ run() {
     on_namespace_host 0 build/bin/nmt-train "${TRAIN[@]}" --model-dir "$dir" >"$dir.out" 2>"$dir.err"
   else
     local flags=(--set train.overlap_allreduce=false)
-    [ "$variant" = after ] || flags=(--set train.overlap_allreduce=true --set "train.allreduce_bucket_mb=${variant#during-}")
+    case $variant in
+      during-*) flags=(--set train.overlap_allreduce=true --set "train.allreduce_bucket_mb=${variant#during-}") ;;
+      fp16-*) flags=(--set train.overlap_allreduce=true --set "train.allreduce_bucket_mb=${variant#fp16-}"
+                     --set train.allreduce_precision=fp16) ;;
+    esac
     local i pids=()
     for i in 0 1; do
       on_namespace_host "$i" env RANK="$i" WORLD_SIZE=2 MASTER_ADDR="${ADDRESS[0]}" MASTER_PORT=29620 \
@@ -61,6 +67,7 @@ run() {
 
 variants=(one after)
 for size in $BUCKETS; do variants+=("during-$size"); done
+for size in $FP16_BUCKETS; do variants+=("fp16-$size"); done
 for ((round = 1; round <= ROUNDS; round++)); do
   order=("${variants[@]}")
   if ((round % 2 == 0)); then

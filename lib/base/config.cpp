@@ -57,6 +57,7 @@ void visit(TrainConfig& c, Visitor&& v) {
   v("accumulate", c.accumulate);
   v("overlap_allreduce", c.overlap_allreduce);
   v("allreduce_bucket_mb", c.allreduce_bucket_mb);
+  v("allreduce_precision", c.allreduce_precision);
   v("learning_rate", c.learning_rate);
   v("schedule", c.schedule);
   v("warmup_steps", c.warmup_steps);
@@ -287,6 +288,8 @@ void Config::validate() const {
           "sqrt(warmup / step))); use schedule constant for a fixed rate");
   require(t.precision == "fp32" || t.precision == "bf16" || t.precision == "auto",
           "train.precision must be fp32, bf16 or auto");
+  require(t.allreduce_precision == "fp32" || t.allreduce_precision == "fp16",
+          "train.allreduce_precision must be fp32 or fp16");
   require(!t.metric.empty(), "train.metric is empty");
   require(t.average_last <= t.keep_last,
           "train.average_last must be between 0 and train.keep_last (the step checkpoints it averages)");

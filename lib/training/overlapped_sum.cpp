@@ -1,10 +1,20 @@
 #include "overlapped_sum.h"
 
+#include <cmath>
+
 namespace nmt::training_run {
 
+double fp16_wire_scale(double previous_max_magnitude) {
+  if (!(previous_max_magnitude > 0) || !std::isfinite(previous_max_magnitude)) return 0;
+  int exponent = 0;
+  std::frexp(previous_max_magnitude, &exponent);  // magnitude in [2^(exponent-1), 2^exponent)
+  return std::ldexp(1.0, 12 - exponent);
+}
+
 OverlappedGradientSum::OverlappedGradientSum(ProcessGroup& group, std::vector<torch::Tensor> parameters,
-                                             int64_t bucket_bytes)
+                                             int64_t bucket_bytes, GradientWire wire)
     : group_(group),
+      wire_(wire),
       parameters_(std::move(parameters)),
       bucket_of_(parameters_.size()),
       slot_in_bucket_(parameters_.size()),
@@ -67,7 +77,26 @@ void OverlappedGradientSum::start_ready_buckets() {
     start(buckets_[next_to_start_++]);
 }
 
-void OverlappedGradientSum::start(Bucket& bucket) { bucket.wait = group_.start_sum(bucket.flat); }
+void OverlappedGradientSum::start(Bucket& bucket) {
+  if (bucket.wire_scale > 0) {
+    bucket.on_wire = (bucket.flat * bucket.wire_scale).to(torch::kHalf);
+    bucket.wait = group_.start_sum(bucket.on_wire);
+  } else {
+    bucket.wait = group_.start_sum(bucket.flat);
+  }
+}
+
+void OverlappedGradientSum::complete(Bucket& bucket) {
+  bucket.wait();
+  if (bucket.on_wire.defined()) {
+    // Every rank holds the same fp16 sum, so all of them take the same branch here.
+    if (torch::isfinite(bucket.on_wire).all().item<bool>()) bucket.flat.copy_(bucket.on_wire).div_(bucket.wire_scale);
+    else group_.start_sum(bucket.flat)();  // overflowed: the exact sum of what each rank kept
+    bucket.on_wire = torch::Tensor();
+  }
+  const bool scalable = wire_ == GradientWire::fp16 && bucket.flat.scalar_type() == torch::kFloat;
+  bucket.wire_scale = scalable ? fp16_wire_scale(bucket.flat.abs().max().item<double>()) : 0;
+}
 
 void OverlappedGradientSum::finish() {
   if (!armed_) arm();  // no batch on this rank in this update: it sends what it has
@@ -86,7 +115,7 @@ void OverlappedGradientSum::finish() {
   }
   armed_ = false;
   for (auto& bucket : buckets_) {
-    bucket.wait();
+    complete(bucket);
     for (size_t slot = 0; slot < bucket.parameters.size(); ++slot) {
       auto& parameter = parameters_[bucket.parameters[slot]];
       const auto sum = bucket.flat.narrow(0, bucket.offsets[slot], parameter.numel()).view_as(parameter);

@@ -61,12 +61,18 @@ void TrainingRun::synchronise_ranks() {
                        static_cast<uint64_t>(progress_.step));
   // Behind backward on Gloo; NCCL's collectives on the backward's CUDA streams are not done yet.
   const bool overlap = config_.train.overlap_allreduce && group.backend() == DistributedBackend::gloo;
+  const bool fp16_wire = config_.train.allreduce_precision == "fp16";
+  if (fp16_wire && !overlap)
+    throw Error("train.allreduce_precision fp16 needs the gradients summed during backward (train.overlap_allreduce "
+                "true, on Gloo); this run sums them after backward on " + backend_name(group.backend()));
   if (overlap) {
     const auto bucket_bytes = std::max<int64_t>(1, std::llround(config_.train.allreduce_bucket_mb * (1 << 20)));
-    overlapped_sum_ = std::make_unique<OverlappedGradientSum>(group, model_->parameters(), bucket_bytes);
+    overlapped_sum_ = std::make_unique<OverlappedGradientSum>(group, model_->parameters(), bucket_bytes,
+                                                              fp16_wire ? GradientWire::fp16 : GradientWire::fp32);
   }
   log_->message("distributed: " + std::to_string(group.world_size()) + " ranks (" + backend_name(group.backend()) +
-                ", gradients summed " + (overlap ? "during" : "after") + " backward); an update covers " +
+                ", gradients summed " + (overlap ? "during" : "after") + " backward" +
+                (fp16_wire ? ", sent as fp16" : "") + "); an update covers " +
                    std::to_string(group.world_size()) + " x " + std::to_string(config_.train.accumulate) +
                    " batches of ~" + std::to_string(config_.train.batch_tokens) + " tokens");
 }

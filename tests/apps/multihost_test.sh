@@ -5,7 +5,7 @@
 # of delay where the kernel has netem). Rendezvous through the TCPStore at the first host's
 # address, Gloo bound to the host's interface (GLOO_SOCKET_IFNAME). Checked:
 #  - two hosts train exactly like one process with the same global batch (the same
-#    translations and scores, to the last digit);
+#    translations and scores, to the last digit); with fp16 on the wire, closely;
 #  - ranks whose configs differ stop before the first step, naming the rank and the key;
 #  - the link of one host cut mid-run: both ranks stop within --dist-timeout, naming the
 #    failure, and last.pt is intact;
@@ -128,8 +128,21 @@ two_hosts_train "$WORK/two-acc2-small" --set train.accumulate=2 --set train.allr
 translations "$WORK/two-acc2-small/last.pt" | cmp -s - "$WORK/after.jsonl" \
   || fail "2 hosts x accumulate 2: summed during backward in small buckets differs from summed after it"
 grep -q '"gradient_sum_wait_share":' "$WORK/two-acc2/train.jsonl" || fail "train.jsonl does not say how long the sums were waited for"
+# fp16 on the wire: the buckets' sums differ from fp32's in the last bits only (11 significant
+# bits, each bucket scaled by its previous sum), so the training loss follows the exact run's,
+# yet the translations' scores differ (or the buckets never travelled as fp16).
+two_hosts_train "$WORK/two-acc2-fp16" --set train.accumulate=2 --set train.allreduce_precision=fp16
+grep -q "gradients summed during backward, sent as fp16" "$WORK/two-acc2-fp16/train.jsonl" \
+  || fail "train.allreduce_precision=fp16 was not taken"
+last_loss() { grep '"type":"progress"' "$1/train.jsonl" | tail -1 | sed -n 's/.*"loss":\([0-9.e+-]*\).*/\1/p'; }
+awk -v a="$(last_loss "$WORK/two-acc2-fp16")" -v b="$(last_loss "$WORK/two-acc2")" \
+  'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && b != "" && d <= 0.002 * b) }' \
+  || fail "fp16 on the wire: loss $(last_loss "$WORK/two-acc2-fp16") after 6 steps, fp32's $(last_loss "$WORK/two-acc2")"
+translations "$WORK/two-acc2-fp16/last.pt" | cmp -s - "$WORK/after.jsonl" \
+  && fail "fp16 on the wire trained exactly like fp32: the buckets did not travel as fp16"
+echo "fp16 on the wire: loss $(last_loss "$WORK/two-acc2-fp16") after 6 steps, fp32's $(last_loss "$WORK/two-acc2")"
 echo "two hosts: the same translations and scores as one process with the same global batch;" \
-  "with accumulate 2, summed during backward as after it"
+  "with accumulate 2, summed during backward as after it; fp16 on the wire close to fp32"
 
 # --- configs that differ: both stop before the first step, naming rank and key ------------
 on_host 0 -- "$BIN/nmt-train" "${TRAIN[@]}" --model-dir "$WORK/differ" --max-steps 5 --dist-timeout 30

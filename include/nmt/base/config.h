@@ -56,6 +56,9 @@ struct TrainConfig {
   bool overlap_allreduce = true;     ///< data-parallel on Gloo: sum each gradient bucket over the ranks
                                      ///< while backward computes the rest (false: after it)
   double allreduce_bucket_mb = 4;    ///< with overlap_allreduce: MiB of gradients summed in one collective
+  std::string allreduce_precision = "fp32";  ///< with overlap_allreduce: fp32 (exact) | fp16 (half the bytes on
+                                             ///< the wire, each bucket scaled by its previous sum; see
+                                             ///< docs/distributed.md)
   double learning_rate = 5e-4;       ///< peak learning rate
   std::string schedule = "noam";     ///< constant | noam (inverse-sqrt warmup) | plateau
   int64_t warmup_steps = 4000;       ///< noam warmup
