@@ -12,7 +12,7 @@
 # (gradient_sum_wait_share); medians and ranges; scaling efficiency = tokens/s of 2 hosts /
 # (2 x one). Prints Markdown. Needs root (namespaces), ../shared/data/multi30k and a build.
 # Usage: bench/distributed_hosts.sh [STEPS=30]   Environment: ROUNDS (3), BATCH (4096),
-#   BUCKETS ("1 4 16"), FP16_BUCKETS ("" : none), LOG_EVERY (5)
+#   BUCKETS ("1 4 16"), FP16_BUCKETS ("" : none), LOG_EVERY (5), NAMESPACE_LINK_RATE (1gbit)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEPS=${1:-30}

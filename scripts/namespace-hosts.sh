@@ -1,8 +1,9 @@
 # Sourced (by tests/apps/multihost_test.sh and bench/distributed_hosts.sh): hosts made of
 # network namespaces on this machine. Each host has its own interface eth0 and address
 # 10.231.0.(i+1)/24; the hosts are joined by veth pairs to a bridge in a switch namespace;
-# each host's link is shaped to 1 Gbit/s (and 0.5 ms of delay where the kernel has netem).
-# Nothing leaves the machine. Needs root.
+# each host's link is shaped to 1 Gbit/s (and 0.5 ms of delay where the kernel has netem;
+# another rate in tc's words from NAMESPACE_LINK_RATE, e.g. 100mbit). Nothing leaves the
+# machine. Needs root.
 #
 #   make_namespace_hosts COUNT PREFIX   sets HOSTS (namespace names), ADDRESS, SHAPING;
 #                                       returns 1 (nothing made) where namespaces cannot be
@@ -10,7 +11,7 @@
 #   on_namespace_host I COMMAND...      runs COMMAND in host I
 
 make_namespace_hosts() {
-  local count=$1 prefix=$2 i host
+  local count=$1 prefix=$2 i host rate=${NAMESPACE_LINK_RATE:-1gbit}
   NAMESPACE_SWITCH=$prefix-sw
   HOSTS=()
   ADDRESS=()
@@ -29,10 +30,10 @@ make_namespace_hosts() {
     ip -n "$host" addr add "${ADDRESS[$i]}/24" dev eth0
     ip -n "$host" link set eth0 up
     # A link between machines: 1 Gbit/s, 0.5 ms each way where netem exists, else the rate alone.
-    if ip netns exec "$host" tc qdisc add dev eth0 root netem rate 1gbit delay 0.5ms 2>/dev/null; then
-      SHAPING="1 Gbit/s, 0.5 ms delay (netem)"
-    elif ip netns exec "$host" tc qdisc add dev eth0 root tbf rate 1gbit burst 128kb latency 10ms 2>/dev/null; then
-      SHAPING="1 Gbit/s (tbf; this kernel has no netem, so no added delay)"
+    if ip netns exec "$host" tc qdisc add dev eth0 root netem rate "$rate" delay 0.5ms 2>/dev/null; then
+      SHAPING="$rate/s, 0.5 ms delay (netem)"
+    elif ip netns exec "$host" tc qdisc add dev eth0 root tbf rate "$rate" burst 128kb latency 10ms 2>/dev/null; then
+      SHAPING="$rate/s (tbf; this kernel has no netem, so no added delay)"
     else
       SHAPING="not shaped (no tc qdisc available)"
     fi
