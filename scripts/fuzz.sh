@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses of tests/fuzz/ with clang, AddressSanitizer and
+# Builds the libFuzzer harnesses of tests/fuzz/ (tests/fuzz/CMakeLists.txt) with clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer, and runs each. Usage:
 #   scripts/fuzz.sh [SECONDS]        run each harness for SECONDS (default 60)
 #   scripts/fuzz.sh --runs N         run each harness for N executions
@@ -17,23 +17,13 @@ if [ -z "${CXX:-}" ]; then
 fi
 OUT=${FUZZ_OUT:-build-fuzz}
 mkdir -p "$OUT/crashes"
-FLAGS=(-std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude)
-# What each harness needs of the library: only torch-free files.
-declare -A sources=(
-  [fuzz_corpus]="lib/base/error.cpp lib/text/corpus.cpp lib/text/line_reader.cpp lib/text/encoding_check.cpp"
-  [fuzz_config]="lib/base/error.cpp lib/base/config.cpp"
-  [fuzz_metrics]="lib/eval/metrics.cpp"
-  [fuzz_checkpoint_seal]="lib/base/error.cpp lib/base/sealed_file.cpp"
-  [fuzz_serve_request]="lib/base/error.cpp lib/text/corpus.cpp lib/text/line_reader.cpp lib/text/encoding_check.cpp
-    lib/export/heatmap_assets.cpp
-    lib/serve/http_wire.cpp lib/serve/http_message.cpp lib/serve/routes.cpp lib/serve/request.cpp
-    lib/serve/responses.cpp lib/serve/page.cpp lib/serve/batch_queue.cpp lib/serve/band_choice.cpp"
-)
-declare -A libraries=([fuzz_checkpoint_seal]="-lz" [fuzz_serve_request]="-pthread")
+# tests/fuzz/CMakeLists.txt: each library file the harnesses need compiled once, in parallel,
+# and again only when it changes.
+cmake -S tests/fuzz -B "$OUT" -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_BUILD_TYPE=None >"$OUT/configure.log" 2>&1 \
+  || { cat "$OUT/configure.log" >&2; exit 1; }
+cmake --build "$OUT" -j"$(nproc)" >"$OUT/build.log" 2>&1 || { tail -n 60 "$OUT/build.log" >&2; exit 1; }
 status=0
 for harness in fuzz_corpus fuzz_config fuzz_metrics fuzz_checkpoint_seal fuzz_serve_request; do
-  # shellcheck disable=SC2086
-  "$CXX" "${FLAGS[@]}" "tests/fuzz/$harness.cpp" ${sources[$harness]} -o "$OUT/$harness" ${libraries[$harness]:-}
   mkdir -p "$OUT/corpus/$harness"
   seeds=()  # well-formed inputs to start from (read, not written)
   [ -d "tests/fuzz/seeds/$harness" ] && seeds=("tests/fuzz/seeds/$harness")
