@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <limits>
+#include <regex>
 #include <thread>
 
 #include <unistd.h>
@@ -208,12 +209,18 @@ std::string probable_option(const CLI::App& app, const std::string& unknown) {
 }
 
 // CLI11's usage error as one line naming the tool, with what was probably meant.
-std::string usage_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+std::string usage_error(const CLI::App& app, const std::string& tool, const CLI::ParseError& e, int argc, char** argv) {
   std::string line = e.what();
   for (int i = 1; i < argc; ++i) {
     if (const auto meant = probable_option(app, argv[i]); !meant.empty())
       return line + " (" + std::string(argv[i]).substr(0, std::string(argv[i]).find('=')) + ": did you mean " + meant + "?)";
   }
+  // CLI11 words an option given too often "--model: At Most 1 required but received 2".
+  static const std::regex too_many(R"((\S+): At Most (\d+) required but received (\d+))");
+  std::smatch match;
+  if (std::regex_search(line, match, too_many))
+    return match[1].str() + " was given " + match[3].str() + " times; " + tool + " takes it " +
+           (match[2].str() == "1" ? "once" : "at most " + match[2].str() + " times");
   // A file given as an argument, as other toolkits take it, to a tool that reads stdin.
   if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && app.get_option_no_throw("--input") != nullptr)
     line += " (the input is read from stdin, or from -i/--input FILE)";
@@ -231,7 +238,7 @@ int run(CLI::App& app, CommonOptions& options, int argc, char** argv,
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help, --version
-    print_line(tool + ": error: " + usage_error(app, e, argc, argv) + " (" + tool + " --help lists the options)");
+    print_line(tool + ": error: " + usage_error(app, tool, e, argc, argv) + " (" + tool + " --help lists the options)");
     return kExitUsage;
   }
   try {

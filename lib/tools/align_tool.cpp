@@ -8,7 +8,7 @@
 #include "nmt/base/process_setup.h"
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/cli.h"
-#include "nmt/base/progress_lines.h"
+#include "translation_progress.h"
 #include "nmt/base/error.h"
 #include "nmt/decoding/translator.h"
 #include "nmt/export/align_job.h"
@@ -44,10 +44,7 @@ int run(int argc, char** argv) {
   app.add_option("--html", html_path, "Also write a self-contained HTML heatmap page");
   app.add_option("--html-max", job.html_max, "Sentences on the HTML page (the first N)")->capture_default_str();
   app.add_option("-o,--output", output_path, "JSON Lines file (default: stdout); written atomically");
-  double progress_every = 10;
-  app.add_option("--progress-every", progress_every, "Seconds between progress lines on stderr (lines translated)")
-      ->check(nmt::cli::at_least(0))
-      ->capture_default_str();
+  nmt::tools::TranslationProgress progress(app);
   return nmt::cli::run(app, common, argc, argv, [&] {
     options.all_heads = heads == "all";
     translate.search.nbest = job.nbest;
@@ -75,12 +72,7 @@ int run(int argc, char** argv) {
     }
     if (options.self_attention && !loaded.model->has_self_attention())
       throw nmt::Error("--self-attention: the " + arch + " model has no self-attention (only the Transformer has)");
-    nmt::ProgressLines progress("nmt-align", nmt::progress_interval(progress_every));
-    long lines_translated = 0;
-    translator.on_lines_done([&](int64_t lines) {
-      lines_translated += lines;
-      progress.maybe_say([&] { return std::to_string(lines_translated) + " lines translated"; });
-    });
+    progress.report(translator, "nmt-align");
     const auto write = [&](const std::string& line) {
       if (file) file->write(line);
       else std::cout << line;

@@ -66,6 +66,10 @@ int run(int argc, char** argv) {
                  "Override any config field: section.key=value, e.g. train.learning_rate=0.001 or "
                  "model.transformer.d_model=512 (repeatable)");
   app.add_flag("--quiet", options.quiet, "No progress on stderr (train.jsonl still has it)");
+  app.add_option("--progress-every", options.progress_every_seconds,
+                 "Seconds between progress lines during a validation (sentences translated)")
+      ->check(nmt::cli::at_least(0))
+      ->capture_default_str();
   bool verbose = false;
   nmt::cli::add_verbose_option(app, verbose);
   // Data-parallel training; the flags override RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT.

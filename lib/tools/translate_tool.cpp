@@ -13,7 +13,7 @@
 #include "nmt/base/process_setup.h"
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/cli.h"
-#include "nmt/base/progress_lines.h"
+#include "translation_progress.h"
 #include "nmt/text/corpus.h"
 #include "nmt/text/encoding_check.h"
 #include "nmt/text/line_reader.h"
@@ -194,10 +194,7 @@ int run(int argc, char** argv) {
                  "renamed over it at the end)");
   app.add_flag("--stream", stream, "Translate and flush each line as it arrives (default when stdin is a terminal)");
   app.add_flag("--quiet", out.quiet, "No summary on stderr");
-  double progress_every = 10;
-  app.add_option("--progress-every", progress_every, "Seconds between progress lines on stderr (lines translated)")
-      ->check(nmt::cli::at_least(0))
-      ->capture_default_str();
+  nmt::tools::TranslationProgress progress(app);
   return nmt::cli::run(app, common, argc, argv, [&] {
     options.validate();
     // Opened before the model loads, so that an output that cannot be written stops the
@@ -216,18 +213,7 @@ int run(int argc, char** argv) {
     long line_number = 0, warnings = 0, target_tokens = 0;
     const auto start = std::chrono::steady_clock::now();
     // Progress on long input (a file, a pipe), not line by line nor when asked to be quiet.
-    nmt::ProgressLines progress("nmt-translate", nmt::progress_interval(progress_every));
-    long lines_translated = 0;
-    if (!stream && !out.quiet)
-      translator.on_lines_done([&](int64_t lines) {
-        lines_translated += lines;
-        progress.maybe_say([&] {
-          char text[96];
-          std::snprintf(text, sizeof text, "%ld lines translated, %.1f sentences/s", lines_translated,
-                        lines_translated / std::max(progress.elapsed_seconds(), 1e-9));
-          return std::string(text);
-        });
-      });
+    if (!stream && !out.quiet) progress.report(translator, "nmt-translate");
     std::ostringstream written;
     auto flush_block = [&] {
       const auto results = translator.translate(lines, prefixes, constraints);

@@ -17,6 +17,7 @@
 #include "nmt/text/batching.h"
 #include "nmt/models/precision.h"
 #include "nmt/training/loss.h"
+#include "nmt/base/progress_lines.h"
 #include "nmt/training/validation.h"
 #include "run.h"
 
@@ -183,7 +184,7 @@ ValidationProgress TrainingRun::validation_progress(const std::string& what) con
   const auto started = std::chrono::steady_clock::now();
   return [this, what, started, last = started](size_t done, size_t total) mutable {
     const auto now = std::chrono::steady_clock::now();
-    if (done >= total || now - last < std::chrono::seconds(10)) return;
+    if (done >= total || now - last < progress_interval(options_.progress_every_seconds)) return;
     last = now;
     char text[200];
     std::snprintf(text, sizeof text, "%s: %zu of %zu sentences translated in %.0f s", what.c_str(), done, total,

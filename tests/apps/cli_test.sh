@@ -40,6 +40,12 @@ grep -q "step     20" "$WORK/train.log" || fail "no progress line"
 grep -qE "^nmt-train: linear path: (fp32_torch|fp32_onednn|bf16_mixed)$" "$WORK/train.log" || fail "nmt-train --verbose: no training path"
 grep -q "^nmt-train: threads: 1 (LibTorch intra-op)$" "$WORK/train.log" || fail "nmt-train --verbose: no threads"
 grep -q '"type":"validation"' "$WORK/run/train.jsonl" || fail "no validation in train.jsonl"
+# A validation says how far it is (here after every batch of ~40 tokens).
+"$BIN/nmt-train" --config "$WORK/tiny.json" "${TRAIN[@]}" --model-dir "$WORK/valid-progress" --max-steps 2 --threads 1 \
+  --set train.valid_every=2 --set train.valid_max_sentences=20 --set train.batch_tokens=40 --progress-every 0 \
+  2>"$WORK/valid-progress.log" >/dev/null || fail "nmt-train --progress-every 0 failed"
+grep -qE "^validation @ step 2: [0-9]+ of 20 sentences translated in [0-9]+ s$" "$WORK/valid-progress.log" \
+  || fail "no validation progress line: $(cat "$WORK/valid-progress.log")"
 MODEL=$WORK/run/best.pt
 
 # nmt-info: what a model file is, from the file and the run's log beside it.
@@ -235,7 +241,7 @@ head -3 "$WORK/valid.en" >"$WORK/three.en"
 "$BIN/nmt-align" -m "$MODEL" -i "$WORK/three.en" -o "$WORK/align-io.jsonl" --progress-every 0 --threads 1 \
   2>"$WORK/progress.err"
 cmp -s "$WORK/align-io.jsonl" "$WORK/align.jsonl" || fail "nmt-align -i/-o differs from stdin/stdout's"
-grep -qE '^nmt-align: 3 lines translated \([0-9]+ s\)$' "$WORK/progress.err" ||
+grep -qE '^nmt-align: 3 lines translated, [0-9.]+ sentences/s \([0-9]+ s\)$' "$WORK/progress.err" ||
   fail "nmt-align --progress-every 0 did not say 3 lines translated: $(cat "$WORK/progress.err")"
 head -3 "$WORK/valid.en" | "$BIN/nmt-align" --model "$MODEL" --tgt <(head -3 "$WORK/valid.de") --word-level \
   --self-attention --layers last --threads 1 >"$WORK/forced.jsonl"

@@ -61,6 +61,8 @@ done
 # Habits from other toolkits: the option probably meant is named.
 expect 2 "(--beam-size: did you mean --beam?)" "$BIN/nmt-translate" --model "$MODEL" --beam-size 5
 expect 2 "(--n-best: did you mean --nbest?)" "$BIN/nmt-align" --model "$MODEL" --n-best 2
+# One model where the tool takes one (nmt-translate takes several: an ensemble).
+expect 2 "nmt-align: error: --model was given 2 times; nmt-align takes it once" "$BIN/nmt-align" -m "$MODEL" -m "$MODEL"
 expect 2 "(--metric: did you mean --metrics?)" "$BIN/nmt-eval" --ref "$WORK/in.txt" --metric bleu
 # A bad option value is a usage error too (exit 2), before any work.
 expect 2 'unknown metric "ter"' "$BIN/nmt-eval" --ref "$WORK/in.txt" --metrics bleu,ter
