@@ -231,13 +231,16 @@ std::string TrainingRun::train_epoch(TrainingClock& clock, TrainingResult& resul
     if (schedule_->log_now(p.step)) {
       const auto window = clock.take_window();
       log_->progress({p.step, now.epoch, window.loss, learning_rate_->rate(p.step), window.tokens_per_second,
-                      now.elapsed_seconds, schedule_->eta_seconds(start_, now, clock.seconds_since_start()),
+                      now.elapsed_seconds, schedule_->eta(start_, now, clock.pace()),
                       group_->world_size() > 1 ? window.gradient_sum_share : -1});
     }
     bool patience_spent = false;
     if (schedule_->validate_now(p.step)) {
+      const auto validation_started = std::chrono::steady_clock::now();
       if (is_main()) patience_spent = validate_and_checkpoint();
       share_validation_outcome();
+      clock.count_validation(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - validation_started).count());
     } else if (schedule_->save_now(p.step) && is_main()) {
       save("last.pt", true);
     }

@@ -33,6 +33,13 @@ double TrainingClock::elapsed_seconds() const { return previous_seconds_ + secon
 
 void TrainingClock::count_gradient_sum_wait(double seconds) { window_gradient_sum_seconds_ += seconds; }
 
+void TrainingClock::count_validation(double seconds) {
+  validation_seconds_ += seconds;
+  last_validation_seconds_ = seconds;
+}
+
+RunPace TrainingClock::pace() const { return {seconds_since_start() - validation_seconds_, last_validation_seconds_}; }
+
 TrainingClock::Window TrainingClock::take_window() {
   const auto now = Clock::now();
   const double seconds = std::chrono::duration<double>(now - window_start_).count();
@@ -106,8 +113,9 @@ void TrainingLog::progress(const ProgressLine& p) {
     std::snprintf(line, sizeof line,
                   "step %6lld | epoch %6.2f | loss %7.4f | lr %.3e | %7.0f tok/s | elapsed %s | ETA %s",
                   static_cast<long long>(p.step), p.epoch, p.loss, p.learning_rate, p.tokens_per_second,
-                  format_duration(p.elapsed_seconds).c_str(), format_duration(p.eta_seconds).c_str());
+                  format_duration(p.elapsed_seconds).c_str(), format_duration(p.eta.seconds).c_str());
     std::string text = line;
+    if (p.eta.seconds >= 0 && p.eta.validations_unknown) text += " + validations";
     if (p.gradient_sum_share >= 0) {
       std::snprintf(line, sizeof line, " | gradient sum wait %.0f%%", 100 * p.gradient_sum_share);
       text += line;
@@ -121,6 +129,8 @@ void TrainingLog::progress(const ProgressLine& p) {
                            {"learning_rate", p.learning_rate},
                            {"target_tokens_per_second", p.tokens_per_second},
                            {"elapsed_seconds", p.elapsed_seconds}};
+  if (p.eta.seconds >= 0) record["eta_seconds"] = p.eta.seconds;
+  if (p.eta.seconds >= 0 && p.eta.validations_unknown) record["eta_excludes_validations"] = true;
   if (p.gradient_sum_share >= 0) record["gradient_sum_wait_share"] = p.gradient_sum_share;
   write(record);
 }

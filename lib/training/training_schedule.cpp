@@ -1,5 +1,8 @@
 #include "nmt/training/training_schedule.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace nmt {
 
 bool TrainingSchedule::log_now(int64_t step) const { return step % config_.log_every == 0; }
@@ -41,17 +44,43 @@ bool TrainingSchedule::validate_at_end(int64_t step, int signal) const { return 
 
 bool TrainingSchedule::average_at_end(int signal) const { return signal == 0 && config_.average_last > 0; }
 
-double TrainingSchedule::eta_seconds(const RunPosition& start, const RunPosition& now,
-                                     double seconds_since_start) const {
-  double eta = -1;
-  auto consider = [&](double left) {
-    if (left >= 0 && (eta < 0 || left < eta)) eta = left;
+int64_t TrainingSchedule::validations_left(int64_t step, int64_t last_step) const {
+  if (last_step < step) return 0;
+  const int64_t every = config_.valid_every;
+  const int64_t at_end = last_step % every != 0 ? 1 : 0;
+  // Every valid_every from this step on: a step's validation comes after its progress line.
+  const int64_t periodic = last_step / every - (step - 1) / every;
+  // averaged.pt: the means of the newest 2..m step checkpoints (the newest alone was
+  // validated), m = average_last or the run's validations, whichever is fewer.
+  const int64_t run_validations = last_step / every + at_end;
+  const int64_t averages = std::max<int64_t>(0, std::min(config_.average_last, run_validations) - 1);
+  return periodic + at_end + averages;
+}
+
+Eta TrainingSchedule::eta(const RunPosition& start, const RunPosition& now, const RunPace& pace) const {
+  const int64_t steps_done = now.step - start.step;
+  const double seconds_per_step = steps_done > 0 ? pace.training_seconds / double(steps_done) : -1;
+  Eta eta;
+  auto consider = [&](double training_left, int64_t validations) {
+    if (training_left < 0) return;
+    double left = training_left;
+    bool unknown = false;
+    if (validations > 0 && pace.validation_seconds >= 0) left += double(validations) * pace.validation_seconds;
+    else if (validations > 0) unknown = true;
+    if (eta.seconds < 0 || left < eta.seconds) eta = {left, unknown};
   };
-  if (config_.max_steps > 0 && now.step > start.step)
-    consider(seconds_since_start / double(now.step - start.step) * double(config_.max_steps - now.step));
-  if (config_.max_epochs > 0 && now.epoch > start.epoch)
-    consider(seconds_since_start / (now.epoch - start.epoch) * (double(config_.max_epochs) - now.epoch));
-  if (config_.max_time_minutes > 0) consider(config_.max_time_minutes * 60 - now.elapsed_seconds);
+  if (config_.max_steps > 0 && seconds_per_step >= 0)
+    consider(seconds_per_step * double(config_.max_steps - now.step), validations_left(now.step, config_.max_steps));
+  if (config_.max_epochs > 0 && seconds_per_step >= 0 && now.epoch > start.epoch) {
+    const double steps_per_epoch = double(steps_done) / (now.epoch - start.epoch);
+    const double steps_left = steps_per_epoch * (double(config_.max_epochs) - now.epoch);
+    consider(seconds_per_step * steps_left, validations_left(now.step, now.step + std::llround(steps_left)));
+  }
+  if (config_.max_time_minutes > 0) {
+    // The time limit counts the validations on the way; after it, the last one and the averages'.
+    consider(std::max(0.0, config_.max_time_minutes * 60 - now.elapsed_seconds),
+             1 + std::max<int64_t>(0, config_.average_last - 1));
+  }
   return eta;
 }
 

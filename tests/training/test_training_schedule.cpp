@@ -90,13 +90,49 @@ TEST_CASE("the ETA is the closest limit at the pace of this start", "[training_s
   config.max_steps = 1000;
   config.max_epochs = 0;
   config.max_time_minutes = 0;
-  // Resumed at step 200 (100 s into the run); 100 steps in 50 s: 700 steps left, 350 s.
-  CHECK(TrainingSchedule(config).eta_seconds({200, 1, 100}, {300, 1.5, 150}, 50) == Approx(350));
-  config.max_time_minutes = 3;  // 30 s of the 180 left: closer than the steps
-  CHECK(TrainingSchedule(config).eta_seconds({200, 1, 100}, {300, 1.5, 150}, 50) == Approx(30));
+  config.valid_every = 100000;  // no validation before the end but the final one
+  const RunPace timed{50, 10};  // 50 s of training in this start, the last validation 10 s
+  // Resumed at step 200 (100 s into the run); 100 steps in 50 s: 700 steps left, 350 s, then
+  // the final validation.
+  CHECK(TrainingSchedule(config).eta({200, 1, 100}, {300, 1.5, 150}, timed).seconds == Approx(360));
+  config.max_time_minutes = 3;  // 30 s of the 180 left, then the final validation: closer than the steps
+  CHECK(TrainingSchedule(config).eta({200, 1, 100}, {300, 1.5, 150}, timed).seconds == Approx(40));
   config.max_steps = 0, config.max_time_minutes = 0, config.max_epochs = 2;
   // Half an epoch in 50 s, half an epoch left.
-  CHECK(TrainingSchedule(config).eta_seconds({200, 1, 100}, {300, 1.5, 150}, 50) == Approx(50));
+  CHECK(TrainingSchedule(config).eta({200, 1, 100}, {300, 1.5, 150}, timed).seconds == Approx(60));
   config.max_epochs = 0;
-  CHECK(TrainingSchedule(config).eta_seconds({200, 1, 100}, {300, 1.5, 150}, 50) < 0);  // no limit: unknown
+  CHECK(TrainingSchedule(config).eta({200, 1, 100}, {300, 1.5, 150}, timed).seconds < 0);  // no limit: unknown
+}
+
+TEST_CASE("the ETA counts the validations left at the last one's time", "[training_schedule]") {
+  TrainConfig config;
+  config.max_steps = 1000;
+  config.max_epochs = 0;
+  config.max_time_minutes = 0;
+  config.valid_every = 250;
+  config.average_last = 0;
+  const TrainingSchedule schedule(config);
+  // After step 300: 500, 750 and 1000 (the last one is the end's).
+  CHECK(schedule.validations_left(300, 1000) == 3);
+  CHECK(schedule.validations_left(1000, 1000) == 1);  // logged before its validation
+  CHECK(schedule.validations_left(1001, 1000) == 0);
+  CHECK(schedule.validations_left(300, 900) == 3);  // 500, 750, and one at the end (900)
+  // 700 steps at 0.5 s, 3 validations of 20 s.
+  const auto eta = schedule.eta({200, 1, 100}, {300, 1.5, 150}, RunPace{50, 20});
+  CHECK(eta.seconds == Approx(350 + 60));
+  CHECK_FALSE(eta.validations_unknown);
+  // Averaging the newest 3 step checkpoints validates the means of 2 and 3 (the newest alone was).
+  config.average_last = 3;
+  CHECK(TrainingSchedule(config).validations_left(300, 1000) == 5);
+  // ... and no more means than the run has step checkpoints (2 validations: the mean of 2).
+  config.average_last = 8;
+  config.valid_every = 6;
+  CHECK(TrainingSchedule(config).validations_left(8, 12) == 2);
+  config.valid_every = 250;
+  // Before any validation its time is unknown: the ETA says so instead of counting 0 s for it.
+  const auto untimed = schedule.eta({200, 1, 100}, {300, 1.5, 150}, RunPace{50, -1});
+  CHECK(untimed.seconds == Approx(350));
+  CHECK(untimed.validations_unknown);
+  // Validation time does not slow the pace of the updates: 50 s of the 80 s were training.
+  CHECK(schedule.eta({200, 1, 100}, {300, 1.5, 180}, RunPace{50, 30}).seconds == Approx(350 + 90));
 }

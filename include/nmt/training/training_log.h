@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nmt/base/config.h"
+#include "nmt/training/training_schedule.h"
 #include "nmt/training/validation.h"
 
 namespace nmt {
@@ -22,6 +23,10 @@ class TrainingClock {
   void count(int64_t target_tokens, double loss_sum);
   /// Time an update spent waiting for the gradients' sum over the ranks (data-parallel).
   void count_gradient_sum_wait(double seconds);
+  /// A validation (with its checkpoints) took `seconds`: the ETA counts it apart from training.
+  void count_validation(double seconds);
+  /// This start's time: training apart from validations, and the last validation's.
+  RunPace pace() const;
   /// Over every start of the run.
   double elapsed_seconds() const;
   /// Since this start of the run.
@@ -42,6 +47,8 @@ class TrainingClock {
   int64_t window_tokens_ = 0;
   double window_loss_ = 0;
   double window_gradient_sum_seconds_ = 0;
+  double validation_seconds_ = 0;        ///< since this start
+  double last_validation_seconds_ = -1;  ///< negative: none yet
 };
 
 /// One progress line's figures.
@@ -52,7 +59,7 @@ struct ProgressLine {
   double learning_rate = 0;
   double tokens_per_second = 0;
   double elapsed_seconds = 0;
-  double eta_seconds = -1;  ///< negative: unknown
+  Eta eta;                  ///< time left, validations included
   double gradient_sum_share = -1;  ///< share of the time spent waiting for the ranks' gradient sum; negative: one process
 };
 

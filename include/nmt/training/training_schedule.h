@@ -16,6 +16,18 @@ struct RunPosition {
   double elapsed_seconds = 0;  ///< over every start of the run
 };
 
+/// How this start of the run has spent its time so far.
+struct RunPace {
+  double training_seconds = 0;     ///< since this start, validations excluded
+  double validation_seconds = -1;  ///< what the last validation took (with its saves); negative: none yet
+};
+
+/// Time left until the run ends, validations included.
+struct Eta {
+  double seconds = -1;               ///< negative: unknown (no limit, or no pace yet)
+  bool validations_unknown = false;  ///< validations are to come but none has been timed yet: not counted
+};
+
 class TrainingSchedule {
  public:
   explicit TrainingSchedule(const TrainConfig& config) : config_(config) {}
@@ -43,9 +55,12 @@ class TrainingSchedule {
   bool validate_at_end(int64_t step, int signal) const;
   bool average_at_end(int signal) const;
 
-  /// Seconds left by the closest limit (steps, epochs, time), from the pace since `start`
-  /// (where this start of the run began, `seconds_since_start` ago); negative when unknown.
-  double eta_seconds(const RunPosition& start, const RunPosition& now, double seconds_since_start) const;
+  /// Validations still to come after update `step` when the run ends after update
+  /// `last_step`: every train.valid_every, the one at the end, and the averages'.
+  int64_t validations_left(int64_t step, int64_t last_step) const;
+  /// Time left by the closest limit (steps, epochs, time): the updates left at the pace of
+  /// this start (which began at `start`), plus the validations left at the last one's time.
+  Eta eta(const RunPosition& start, const RunPosition& now, const RunPace& pace) const;
 
  private:
   TrainConfig config_;
