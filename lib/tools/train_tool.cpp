@@ -67,7 +67,8 @@ int run(int argc, char** argv) {
                  "model.transformer.d_model=512 (repeatable)");
   app.add_flag("--quiet", options.quiet, "No progress on stderr (train.jsonl still has it)");
   app.add_option("--progress-every", options.progress_every_seconds,
-                 "Seconds between progress lines during a validation (sentences translated)")
+                 "Seconds without a progress line on stderr before one comes between the train.log_every "
+                 "steps, and between the lines of a validation (sentences translated)")
       ->check(nmt::cli::at_least(0))
       ->capture_default_str();
   bool verbose = false;

@@ -1,6 +1,7 @@
 #pragma once
 // The owner of one nmt-train run (TrainingRun) and the progress it keeps across resumes.
 // Private to lib/training/.
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -149,6 +150,9 @@ class TrainingRun {
   int agreed_signal_ = 0;                // a stop signal any rank received (0: none)
   std::unique_ptr<OverlappedGradientSum> overlapped_sum_;  // data-parallel on Gloo with train.overlap_allreduce
   double gradient_sum_seconds_ = 0;  // waited in sum_gradients() since the clock last took it
+  /// When the last progress line was printed: nmt-train --progress-every adds lines between
+  /// the logged steps of a slow run.
+  std::chrono::steady_clock::time_point last_progress_line_ = std::chrono::steady_clock::now();
   bool epoch_planned_before_ = false;    // the first epoch's plan is logged as part of the start-up
 };
 

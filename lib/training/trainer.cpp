@@ -228,11 +228,17 @@ std::string TrainingRun::train_epoch(TrainingClock& clock, TrainingResult& resul
     clock.count_gradient_sum_wait(std::exchange(gradient_sum_seconds_, 0.0));
     p.elapsed_seconds = clock.elapsed_seconds();
     const auto now = position(p.epoch + double(p.batch_in_epoch) / double(count), clock);
-    if (schedule_->log_now(p.step)) {
-      const auto window = clock.take_window();
-      log_->progress({p.step, now.epoch, window.loss, learning_rate_->rate(p.step), window.tokens_per_second,
-                      now.elapsed_seconds, schedule_->eta(start_, now, clock.pace()),
-                      group_->world_size() > 1 ? window.gradient_sum_share : -1});
+    const bool logged = schedule_->log_now(p.step);
+    const bool line_due = std::chrono::steady_clock::now() - last_progress_line_ >=
+                          progress_interval(options_.progress_every_seconds);
+    if (logged || line_due) {
+      const auto window = logged ? clock.take_window() : clock.peek_window();
+      const ProgressLine line{p.step, now.epoch, window.loss, learning_rate_->rate(p.step), window.tokens_per_second,
+                              now.elapsed_seconds, schedule_->eta(start_, now, clock.pace()),
+                              group_->world_size() > 1 ? window.gradient_sum_share : -1};
+      if (logged) log_->progress(line);
+      else log_->progress_between_logs(line);
+      last_progress_line_ = std::chrono::steady_clock::now();
     }
     bool patience_spent = false;
     if (schedule_->validate_now(p.step)) {

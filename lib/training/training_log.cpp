@@ -40,14 +40,18 @@ void TrainingClock::count_validation(double seconds) {
 
 RunPace TrainingClock::pace() const { return {seconds_since_start() - validation_seconds_, last_validation_seconds_}; }
 
-TrainingClock::Window TrainingClock::take_window() {
-  const auto now = Clock::now();
-  const double seconds = std::chrono::duration<double>(now - window_start_).count();
+TrainingClock::Window TrainingClock::peek_window() const {
+  const double seconds = std::chrono::duration<double>(Clock::now() - window_start_).count();
   Window window;
   window.tokens_per_second = seconds > 0 ? window_tokens_ / seconds : 0;
   window.loss = window_tokens_ > 0 ? window_loss_ / window_tokens_ : 0;
   window.gradient_sum_share = seconds > 0 ? window_gradient_sum_seconds_ / seconds : 0;
-  window_start_ = now, window_tokens_ = 0, window_loss_ = 0, window_gradient_sum_seconds_ = 0;
+  return window;
+}
+
+TrainingClock::Window TrainingClock::take_window() {
+  const auto window = peek_window();
+  window_start_ = Clock::now(), window_tokens_ = 0, window_loss_ = 0, window_gradient_sum_seconds_ = 0;
   return window;
 }
 
@@ -107,21 +111,30 @@ void TrainingLog::config(const Config& config, const std::vector<torch::Tensor>&
   write({{"type", "config"}, {"config", json}, {"parameters", count}});
 }
 
-void TrainingLog::progress(const ProgressLine& p) {
-  if (!quiet_) {
-    char line[256];
-    std::snprintf(line, sizeof line,
-                  "step %6lld | epoch %6.2f | loss %7.4f | lr %.3e | %7.0f tok/s | elapsed %s | ETA %s",
-                  static_cast<long long>(p.step), p.epoch, p.loss, p.learning_rate, p.tokens_per_second,
-                  format_duration(p.elapsed_seconds).c_str(), format_duration(p.eta.seconds).c_str());
-    std::string text = line;
-    if (p.eta.seconds >= 0 && p.eta.validations_unknown) text += " + validations";
-    if (p.gradient_sum_share >= 0) {
-      std::snprintf(line, sizeof line, " | gradient sum wait %.0f%%", 100 * p.gradient_sum_share);
-      text += line;
-    }
-    cli::print_line(text);
+namespace {
+
+std::string progress_text(const ProgressLine& p) {
+  char line[256];
+  std::snprintf(line, sizeof line, "step %6lld | epoch %6.2f | loss %7.4f | lr %.3e | %7.0f tok/s | elapsed %s | ETA %s",
+                static_cast<long long>(p.step), p.epoch, p.loss, p.learning_rate, p.tokens_per_second,
+                format_duration(p.elapsed_seconds).c_str(), format_duration(p.eta.seconds).c_str());
+  std::string text = line;
+  if (p.eta.seconds >= 0 && p.eta.validations_unknown) text += " + validations";
+  if (p.gradient_sum_share >= 0) {
+    std::snprintf(line, sizeof line, " | gradient sum wait %.0f%%", 100 * p.gradient_sum_share);
+    text += line;
   }
+  return text;
+}
+
+}  // namespace
+
+void TrainingLog::progress_between_logs(const ProgressLine& p) {
+  if (!quiet_) cli::print_line(progress_text(p));
+}
+
+void TrainingLog::progress(const ProgressLine& p) {
+  if (!quiet_) cli::print_line(progress_text(p));
   nlohmann::json record = {{"type", "progress"},
                            {"step", p.step},
                            {"epoch", p.epoch},

@@ -40,12 +40,17 @@ grep -q "step     20" "$WORK/train.log" || fail "no progress line"
 grep -qE "^nmt-train: linear path: (fp32_torch|fp32_onednn|bf16_mixed)$" "$WORK/train.log" || fail "nmt-train --verbose: no training path"
 grep -q "^nmt-train: threads: 1 (LibTorch intra-op)$" "$WORK/train.log" || fail "nmt-train --verbose: no threads"
 grep -q '"type":"validation"' "$WORK/run/train.jsonl" || fail "no validation in train.jsonl"
-# A validation says how far it is (here after every batch of ~40 tokens).
+# A validation says how far it is (here after every batch of ~40 tokens) ...
 "$BIN/nmt-train" --config "$WORK/tiny.json" "${TRAIN[@]}" --model-dir "$WORK/valid-progress" --max-steps 2 --threads 1 \
   --set train.valid_every=2 --set train.valid_max_sentences=20 --set train.batch_tokens=40 --progress-every 0 \
   2>"$WORK/valid-progress.log" >/dev/null || fail "nmt-train --progress-every 0 failed"
 grep -qE "^validation @ step 2: [0-9]+ of 20 sentences translated in [0-9]+ s$" "$WORK/valid-progress.log" \
   || fail "no validation progress line: $(cat "$WORK/valid-progress.log")"
+# ... and so does a run between its logged steps (log_every 5), on stderr only.
+grep -qE "^step +1 \| .* \| ETA [0-9:]+ \+ validations$" "$WORK/valid-progress.log" \
+  || fail "no progress line for step 1 between the logged steps: $(cat "$WORK/valid-progress.log")"
+grep -q '"type":"progress","step":1,\|"step":1,.*"type":"progress"' "$WORK/valid-progress/train.jsonl" \
+  && fail "the line between the logged steps went into train.jsonl"
 MODEL=$WORK/run/best.pt
 
 # nmt-info: what a model file is, from the file and the run's log beside it.

@@ -33,7 +33,8 @@ struct TrainerOptions {
   /// must equal the checkpoint's except model.dropout, which it sets.
   bool model_config_given = false;
   bool quiet = false;                   ///< no progress lines on stderr (tests)
-  /// Seconds between the progress lines of a validation (sentences translated so far).
+  /// Seconds between progress lines on stderr: a step's line between the train.log_every
+  /// ones when this long has passed without one, and a validation's (sentences translated).
   double progress_every_seconds = 10;
   /// Called on rank 0 once the model is on its training path, before the first step
   /// (nmt-train --verbose prints describe_compute with it).

@@ -38,6 +38,8 @@ class TrainingClock {
   };
   /// Since the last call; resets.
   Window take_window();
+  /// The same figures, without resetting.
+  Window peek_window() const;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -81,6 +83,9 @@ class TrainingLog {
   void status(const std::string& text);
   void config(const Config& config, const std::vector<torch::Tensor>& parameters);
   void progress(const ProgressLine& line);
+  /// The same line on stderr only, between the logged steps (nmt-train --progress-every):
+  /// a terminal hears from a slow run, while train.jsonl keeps one record per log_every.
+  void progress_between_logs(const ProgressLine& line);
   /// The line shows `chosen_metric` (train.metric) first; BLEU is left out of it, with a
   /// one-time note, where most references are too short for 4-grams (train.jsonl keeps it).
   void validation(int64_t step, const ValidationResult& result, bool best, const std::string& chosen_metric);
