@@ -13,13 +13,15 @@
 #include "nmt/base/error.h"
 #include "nmt/base/parallel_loops.h"
 #include "nmt/kernels/adam_elements.h"
+#include "nmt/kernels/kernel_choice.h"
 
 namespace nmt {
 namespace {
 
+// The one-pass kernel reads each parameter's memory as a dense fp32 array.
 bool dense_cpu_fp32(const torch::Tensor& t) {
-  return t.defined() && t.device().is_cpu() && t.scalar_type() == torch::kFloat && t.layout() == torch::kStrided &&
-         t.is_contiguous();
+  return t.defined() && kernel_choice_for(t.device(), t.scalar_type()) == KernelChoice::cpu_fp32 &&
+         t.layout() == torch::kStrided && t.is_contiguous();
 }
 
 bool one_pass_applies(const std::vector<torch::Tensor>& parameters, const torch::optim::AdamOptions& options) {

@@ -28,15 +28,11 @@ LossSums with_torch_operations(const torch::Tensor& logits, const torch::Tensor&
 
 }  // namespace
 
-LossKernel loss_kernel_for(const torch::Device& device) {
-  return device.is_cpu() ? LossKernel::smoothed_cross_entropy : LossKernel::torch_operations;
-}
-
 Loss::Loss(const torch::Device& device, double epsilon)
-    : device_(device), epsilon_(epsilon), kernel_(loss_kernel_for(device)) {}
+    : device_(device), epsilon_(epsilon), kernel_(kernel_choice_for(device, torch::kFloat)) {}
 
 LossSums Loss::operator()(const torch::Tensor& logits, const torch::Tensor& target) const {
-  if (kernel_ == LossKernel::torch_operations) return with_torch_operations(logits, target, epsilon_);
+  if (kernel_ == KernelChoice::torch_ops) return with_torch_operations(logits, target, epsilon_);
   if (!smoothed_cross_entropy_applies(logits))
     throw Error("loss: the CPU kernel takes fp32 logits on the CPU, got " +
                 std::string(c10::toString(logits.scalar_type())) + " on " + logits.device().str());

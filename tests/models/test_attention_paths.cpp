@@ -83,27 +83,26 @@ TEST_CASE("one-query attention equals the matmul path for every rows layout", "[
 
 TEST_CASE("attention's kernels are decided when the model is set up, not by a call's tensors",
           "[transformer][attention]") {
-  CHECK(nmt::attention_kernel_for(torch::dtype(torch::kFloat)) == nmt::AttentionKernel::fp32_cpu);
-  CHECK(nmt::attention_kernel_for(torch::dtype(torch::kDouble)) == nmt::AttentionKernel::torch_matmul);
-  CHECK(nmt::attention_kernel_for(torch::dtype(torch::kFloat).device(torch::kCUDA)) ==
-        nmt::AttentionKernel::torch_matmul);
+  CHECK(nmt::kernel_choice_for(torch::kCPU, torch::kFloat) == nmt::KernelChoice::cpu_fp32);
+  CHECK(nmt::kernel_choice_for(torch::kCPU, torch::kDouble) == nmt::KernelChoice::torch_ops);
+  CHECK(nmt::kernel_choice_for(torch::kCUDA, torch::kFloat) == nmt::KernelChoice::torch_ops);
   torch::manual_seed(5);
   const auto built = nmt::build_model(nmt::test::small_transformer());
   auto* model = dynamic_cast<nmt::TransformerModel*>(built.get());
   REQUIRE(model != nullptr);
-  CHECK(model->attention_kernel() == nmt::AttentionKernel::fp32_cpu);  // as built
+  CHECK(model->kernels() == nmt::KernelChoice::cpu_fp32);  // as built
   model->eval();
   torch::NoGradGuard no_grad;
   const auto source = torch::tensor({{5, 6, 7, 3}}, torch::kLong), target = torch::tensor({{2, 8, 9}}, torch::kLong);
   const auto fp32 = model->forward(source, target).logits;
   // Cast, the model decides again: LibTorch's matmul reads doubles, the kernels do not.
   model->to(torch::kDouble);
-  CHECK(model->attention_kernel() == nmt::AttentionKernel::torch_matmul);
+  CHECK(model->kernels() == nmt::KernelChoice::torch_ops);
   const auto fp64 = model->forward(source, target).logits;
   CHECK(fp64.scalar_type() == torch::kDouble);
   CHECK(max_diff(fp64.to(torch::kFloat), fp32) < 1e-4);
   model->to(torch::kFloat);
-  CHECK(model->attention_kernel() == nmt::AttentionKernel::fp32_cpu);
+  CHECK(model->kernels() == nmt::KernelChoice::cpu_fp32);
 }
 
 TEST_CASE("a decoding step's attention refuses memory it cannot read instead of taking another path",

@@ -33,15 +33,15 @@ TEST_CASE("a Transformer decides dropout's kernel with attention's, when set up 
   const auto built = build_model(test::small_transformer());
   auto* model = dynamic_cast<TransformerModel*>(built.get());
   REQUIRE(model != nullptr);
-  CHECK(model->dropout_kernel() == KernelChoice::cpu_fp32);  // as built: fp32 on the CPU
+  CHECK(model->kernels() == KernelChoice::cpu_fp32);  // as built: fp32 on the CPU
   model->to(torch::kDouble);
-  CHECK(model->dropout_kernel() == KernelChoice::torch_ops);
+  CHECK(model->kernels() == KernelChoice::torch_ops);
   // Training in fp64 takes LibTorch's dropout: the CPU kernel would refuse doubles.
   model->train();
   const auto source = torch::tensor({{5, 6, 7, 3}}, torch::kLong), target = torch::tensor({{2, 8, 9}}, torch::kLong);
   CHECK(model->forward(source, target).logits.scalar_type() == torch::kDouble);
   model->to(torch::kFloat);
-  CHECK(model->dropout_kernel() == KernelChoice::cpu_fp32);
+  CHECK(model->kernels() == KernelChoice::cpu_fp32);
   const auto lines = describe_compute(*model);
   CHECK(has_line_starting(lines, "device: cpu"));
   CHECK(has_line_starting(lines, "dropout: " + describe_kernel_choice(KernelChoice::cpu_fp32)));
@@ -81,8 +81,8 @@ TEST_CASE("a Transformer moved to CUDA computes with LibTorch's operations and d
   REQUIRE(model != nullptr);
   const c10::Device cuda(c10::kCUDA);
   model->to(cuda);
-  CHECK(model->attention_kernel() == AttentionKernel::torch_matmul);
-  CHECK(model->dropout_kernel() == KernelChoice::torch_ops);
+  CHECK(model->kernels() == KernelChoice::torch_ops);
+  CHECK(model->kernels() == KernelChoice::torch_ops);
   CHECK(model->device().is_cuda());
   const auto source = torch::tensor({{5, 6, 7, 3}}, torch::kLong).to(cuda);
   const auto target = torch::tensor({{2, 8, 9}}, torch::kLong).to(cuda);

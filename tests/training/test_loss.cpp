@@ -141,9 +141,9 @@ TEST_CASE("a batch's loss scored at its target tokens only is the loss over ever
 }
 
 TEST_CASE("the loss's kernel is chosen by the run's device, and refuses logits it cannot read", "[loss]") {
-  CHECK(nmt::Loss(torch::kCPU, 0.1).kernel() == nmt::LossKernel::smoothed_cross_entropy);
+  CHECK(nmt::Loss(torch::kCPU, 0.1).kernel() == nmt::KernelChoice::cpu_fp32);
   const nmt::Loss elsewhere(torch::Device(torch::kCUDA), 0.1);
-  CHECK(elsewhere.kernel() == nmt::LossKernel::torch_operations);
+  CHECK(elsewhere.kernel() == nmt::KernelChoice::torch_ops);
   torch::manual_seed(5);
   const auto logits = torch::randn({4, 11});
   const auto target = torch::tensor({3, 0, 7, 10}, torch::kLong);

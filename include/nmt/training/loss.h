@@ -1,6 +1,7 @@
 #pragma once
 #include <torch/types.h>
 
+#include "nmt/kernels/kernel_choice.h"
 #include "nmt/models/model.h"
 #include "nmt/text/batching.h"
 
@@ -11,14 +12,11 @@ struct LossSums {
   torch::Tensor nll;   ///< summed negative log-likelihood (for perplexity), scalar
 };
 
-/// Which computation the loss runs, decided once for a run by its device, never by the
-/// logits of a call: a model's logits are fp32 whatever its Linear path (linear.h), so on
-/// the CPU the kernel reads them (kernels/smoothed_cross_entropy.h: one pass forward, the
-/// gradient written in one pass); elsewhere LibTorch's operations.
-enum class LossKernel { smoothed_cross_entropy, torch_operations };
-
-/// smoothed_cross_entropy on the CPU, torch_operations elsewhere.
-LossKernel loss_kernel_for(const torch::Device& device);
+/// Which computation the loss runs (KernelChoice) is decided once for a run by its device,
+/// never by the logits of a call: a model's logits are fp32 whatever its Linear path
+/// (linear.h), so kernel_choice_for(device, fp32): on the CPU the project's kernel reads
+/// them (kernels/smoothed_cross_entropy.h: one pass forward, the gradient written in one
+/// pass); elsewhere LibTorch's operations.
 
 /// Label-smoothed cross-entropy summed over non-padding positions (target 0 = pad).
 /// Uses (1-eps)*nll + eps*mean(-log p) per token, the mean over the ids that can be
@@ -28,7 +26,7 @@ class Loss {
  public:
   Loss(const torch::Device& device, double epsilon);
 
-  LossKernel kernel() const { return kernel_; }
+  KernelChoice kernel() const { return kernel_; }
 
   /// Shape: logits [..., V], target [...]: [B, T, V] and [B, T], or [N, V] and [N].
   /// nmt::Error where the kernel was chosen and the logits are not fp32 on the CPU.
@@ -43,7 +41,7 @@ class Loss {
  private:
   torch::Device device_;
   double epsilon_;
-  LossKernel kernel_;
+  KernelChoice kernel_;
 };
 
 }  // namespace nmt

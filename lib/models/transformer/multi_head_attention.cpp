@@ -76,16 +76,11 @@ struct SplitHeadsFunction : torch::autograd::Function<SplitHeadsFunction> {
 
 }  // namespace
 
-AttentionKernel attention_kernel_for(const torch::TensorOptions& options) {
-  const auto choice = kernel_choice_for(options.device(), c10::typeMetaToScalarType(options.dtype()));
-  return choice == KernelChoice::cpu_fp32 ? AttentionKernel::fp32_cpu : AttentionKernel::torch_matmul;
-}
-
-std::string describe_attention_kernel(AttentionKernel kernel) {
+std::string describe_attention_kernel(KernelChoice kernel) {
   switch (kernel) {
-    case AttentionKernel::fp32_cpu:
+    case KernelChoice::cpu_fp32:
       return "fp32, the project's kernels (batched products; single-query attention for decoding steps)";
-    case AttentionKernel::torch_matmul: break;
+    case KernelChoice::torch_ops: break;
   }
   return "LibTorch matmul and softmax";
 }
@@ -137,7 +132,7 @@ bool AttentionBase::takes_single_query(const torch::Tensor& query, const KeyValu
 
 AttentionOutput AttentionBase::attend(const torch::Tensor& query, const KeyValue& shared,
                                       const torch::Tensor& shared_bias) {
-  if (kernel_ == AttentionKernel::fp32_cpu && takes_single_query(query, shared, shared_bias)) {
+  if (kernel_ == KernelChoice::cpu_fp32 && takes_single_query(query, shared, shared_bias)) {
     auto attended = single_query_attention(query, {shared.keys, shared.values, shared.rows}, shared_bias, scale_);
     return {output_(attended.context), attended.weights};
   }
@@ -148,14 +143,14 @@ AttentionOutput AttentionBase::attend_all_rows(const torch::Tensor& query, const
                                                const torch::Tensor& shared_bias) {
   auto bias = shared_bias;
   const auto memory = gather_rows(shared, bias);
-  const bool kernels = kernel_ == AttentionKernel::fp32_cpu;
+  const bool kernels = kernel_ == KernelChoice::cpu_fp32;
   auto scores = kernels ? attention_scores(query, memory.keys)
                         : torch::matmul(query, memory.keys.transpose(-2, -1));  // [B, H, Tq, Tk]
   // One pass for both the 1/sqrt(dk) scale and the mask: bias + scale * scores.
   scores = bias.defined() ? torch::add(bias, scores, scale_) : scores.mul_(scale_);
   auto weights = torch::softmax(scores, -1);
   const bool drop = is_training() && dropout_ > 0;
-  const auto kept = drop ? nmt::dropout(weights, dropout_, true, dropout_kernel_) : weights;
+  const auto kept = drop ? nmt::dropout(weights, dropout_, true, kernel_) : weights;
   auto context = kernels ? attention_context(kept, memory.values) : torch::matmul(kept, memory.values);
   const auto batch = context.size(0);
   const auto length = context.size(2);

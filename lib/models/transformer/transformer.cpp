@@ -120,7 +120,7 @@ torch::Tensor TransformerModel::embed(const torch::nn::Embedding& embedding,
   auto x = torch::embedding(embedding->weight, ids, kPadId)
                .mul_(std::sqrt(static_cast<double>(config_.transformer.d_model)))
                .add_(positions_.narrow(0, offset, length));  // [T, D] broadcast over B
-  return nmt::dropout(x, config_.dropout, is_training(), dropout_kernel_);
+  return nmt::dropout(x, config_.dropout, is_training(), kernels_);
 }
 
 torch::Tensor TransformerModel::project_output(const torch::Tensor& x) {
@@ -143,35 +143,30 @@ void TransformerModel::after_weights_converted() {
 
 void TransformerModel::use_linear_path(LinearPath path) {
   Seq2SeqModel::use_linear_path(path);
-  decide_attention_kernel();
+  decide_kernels();
 }
 
 void TransformerModel::to(torch::Device device, torch::Dtype dtype, bool non_blocking) {
   Seq2SeqModel::to(device, dtype, non_blocking);
-  decide_attention_kernel();
+  decide_kernels();
 }
 
 void TransformerModel::to(torch::Dtype dtype, bool non_blocking) {
   Seq2SeqModel::to(dtype, non_blocking);
-  decide_attention_kernel();
+  decide_kernels();
 }
 
 void TransformerModel::to(torch::Device device, bool non_blocking) {
   Seq2SeqModel::to(device, non_blocking);
-  decide_attention_kernel();
+  decide_kernels();
 }
 
-void TransformerModel::decide_attention_kernel() {
-  attention_kernel_ = attention_kernel_for(positions_.options());
-  dropout_kernel_ = kernel_choice_for(positions_.device(), positions_.scalar_type());
-  for (const auto& module : modules(/*include_self=*/false)) {
-    if (auto* attention = dynamic_cast<AttentionBase*>(module.get())) {
-      attention->use_kernel(attention_kernel_);
-      attention->use_dropout_kernel(dropout_kernel_);
-    }
-  }
-  for (auto& layer : encoder_layers_) layer->use_dropout_kernel(dropout_kernel_);
-  for (auto& layer : decoder_layers_) layer->use_dropout_kernel(dropout_kernel_);
+void TransformerModel::decide_kernels() {
+  kernels_ = kernel_choice_for(positions_.device(), positions_.scalar_type());
+  for (const auto& module : modules(/*include_self=*/false))
+    if (auto* attention = dynamic_cast<AttentionBase*>(module.get())) attention->use_kernels(kernels_);
+  for (auto& layer : encoder_layers_) layer->use_dropout_kernel(kernels_);
+  for (auto& layer : decoder_layers_) layer->use_dropout_kernel(kernels_);
 }
 
 std::vector<LayerComputation> TransformerModel::layer_computations() const {
@@ -182,8 +177,8 @@ std::vector<LayerComputation> TransformerModel::layer_computations() const {
   return {{"attention projections", path},
           {"feed-forward", computes_in_bf16(linear_path()) ? path + "; the hidden layer stays bf16" : path},
           {"output projection", output},
-          {"attention scores and context", describe_attention_kernel(attention_kernel_)},
-          {"dropout", describe_kernel_choice(dropout_kernel_)},
+          {"attention scores and context", describe_attention_kernel(kernels_)},
+          {"dropout", describe_kernel_choice(kernels_)},
           {"embeddings, layer norms", "fp32, LibTorch"}};
 }
 

@@ -51,26 +51,22 @@ struct AttentionOutput {
   torch::Tensor weights;  ///< [B, H, Tq, Tk] softmax weights (before attention dropout)
 };
 
-/// Which kernels attention runs, decided when the model is set up (built, moved, or put on
-/// a Linear path: transformer.h), never by the tensors of a call:
-///   torch_matmul  torch::matmul and softmax: a model that does not compute in fp32 on the
-///                 CPU (its Linear paths all give fp32 activations: linear.h).
-///   fp32_cpu      the project's kernels: the batched products (kernels/attention_products.h)
-///                 and, for one query position per row (decoding), single-query attention
-///                 (kernels/single_query_attention.h). Which of the two a call takes is the one
-///                 choice left to the call, because it is what the call is
-///                 (AttentionBase::takes_single_query): one query position, the module in eval
-///                 mode, no tensor needing a gradient, and no mask across positions (a bias of
-///                 one row per memory row, or none). Other shapes the kernels cannot read are
-///                 errors (nmt::Error), not another path.
-enum class AttentionKernel { torch_matmul, fp32_cpu };
-
-/// fp32_cpu for a model whose activations have `options` (dtype and device) fp32 on the
-/// CPU, else torch_matmul.
-AttentionKernel attention_kernel_for(const torch::TensorOptions& options);
+/// Which kernels attention runs (KernelChoice, from kernel_choice_for of the model's
+/// activations), decided when the model is set up (built, moved, or put on a Linear path:
+/// transformer.h), never by the tensors of a call:
+///   torch_ops  torch::matmul and softmax: a model that does not compute in fp32 on the
+///              CPU (its Linear paths all give fp32 activations: linear.h).
+///   cpu_fp32   the project's kernels: the batched products (kernels/attention_products.h)
+///              and, for one query position per row (decoding), single-query attention
+///              (kernels/single_query_attention.h). Which of the two a call takes is the one
+///              choice left to the call, because it is what the call is
+///              (AttentionBase::takes_single_query): one query position, the module in eval
+///              mode, no tensor needing a gradient, and no mask across positions (a bias of
+///              one row per memory row, or none). Other shapes the kernels cannot read are
+///              errors (nmt::Error), not another path.
 
 /// What computes attention with `kernel`, for --verbose (describe_compute).
-std::string describe_attention_kernel(AttentionKernel kernel);
+std::string describe_attention_kernel(KernelChoice kernel);
 
 /// Shape: [B, S] bool (true at real tokens) -> [B, 1, 1, S] float, 0 at tokens and a
 /// large negative number at padding. Finite, so a fully padded row cannot produce NaN.
@@ -89,12 +85,11 @@ class AttentionBase : public torch::nn::Module {
  public:
   int64_t heads() const { return heads_; }
   int64_t head_dim() const { return head_dim_; }
-  /// The kernels attention runs (fp32_cpu as built: a model is built in fp32 on the CPU).
-  AttentionKernel kernel() const { return kernel_; }
+  /// The kernels attention and its weights' dropout run (cpu_fp32 as built: a model is
+  /// built in fp32 on the CPU).
+  KernelChoice kernel() const { return kernel_; }
   /// Set when the model is set up (TransformerModel), not per call.
-  void use_kernel(AttentionKernel kernel) { kernel_ = kernel; }
-  /// The attention weights' dropout kernel, set with the other kernels, not per call.
-  void use_dropout_kernel(KernelChoice kernel) { dropout_kernel_ = kernel; }
+  void use_kernels(KernelChoice kernel) { kernel_ = kernel; }
 
  protected:
   AttentionBase(int64_t d_model, int64_t heads, double dropout);
@@ -123,8 +118,7 @@ class AttentionBase : public torch::nn::Module {
   /// softmax(bias + scale q k^T) v with weights and context by `kernel_`'s products.
   AttentionOutput attend_all_rows(const torch::Tensor& query, const KeyValue& shared, const torch::Tensor& shared_bias);
 
-  AttentionKernel kernel_ = AttentionKernel::fp32_cpu;
-  KernelChoice dropout_kernel_ = KernelChoice::cpu_fp32;
+  KernelChoice kernel_ = KernelChoice::cpu_fp32;
 };
 
 class SelfAttentionImpl : public AttentionBase {

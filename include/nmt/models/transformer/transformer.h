@@ -79,10 +79,10 @@ class TransformerModel : public Seq2SeqModel {
   void to(torch::Device device, torch::Dtype dtype, bool non_blocking = false) override;
   void to(torch::Dtype dtype, bool non_blocking = false) override;
   void to(torch::Device device, bool non_blocking = false) override;
-  /// Attention's kernels (multi_head_attention.h), fp32_cpu as built.
-  AttentionKernel attention_kernel() const { return attention_kernel_; }
-  /// Dropout's kernel (embeddings, residuals, attention weights), decided with attention's.
-  KernelChoice dropout_kernel() const { return dropout_kernel_; }
+  /// The kernels of attention (multi_head_attention.h) and of dropout (embeddings,
+  /// residuals, attention weights): one decision, kernel_choice_for the model's
+  /// activations; cpu_fp32 as built.
+  KernelChoice kernels() const { return kernels_; }
 
   const ModelConfig& config() const { return config_; }
   const torch::nn::Embedding& source_embedding() const { return source_embedding_; }
@@ -98,9 +98,9 @@ class TransformerModel : public Seq2SeqModel {
   void after_weights_converted() override;
 
  private:
-  /// attention_kernel_for and dropout's kernel_choice_for the model's activations (its
-  /// positions' dtype and device), in every attention module and layer.
-  void decide_attention_kernel();
+  /// kernel_choice_for the model's activations (its positions' dtype and device), given to
+  /// every attention module and layer.
+  void decide_kernels();
   void build_embeddings();
   void build_stacks();
   /// Scaled embedding + positions [offset, offset + T) + dropout. ids [B, T] -> [B, T, D].
@@ -113,8 +113,7 @@ class TransformerModel : public Seq2SeqModel {
 
   ModelConfig config_;
   int64_t alignment_layer_;
-  AttentionKernel attention_kernel_ = AttentionKernel::fp32_cpu;
-  KernelChoice dropout_kernel_ = KernelChoice::cpu_fp32;
+  KernelChoice kernels_ = KernelChoice::cpu_fp32;
   torch::nn::Embedding source_embedding_{nullptr};
   torch::nn::Embedding target_embedding_{nullptr};
   torch::Tensor output_weight_;  // undefined when tied
