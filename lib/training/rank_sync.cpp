@@ -82,13 +82,12 @@ void TrainingRun::synchronise_ranks() {
 void TrainingRun::share_validation_outcome() {
   if (group_->world_size() == 1) return;
   group_->wait_for_main();
-  auto& schedule = *learning_rate_;
-  auto state = torch::tensor({schedule.plateau_scale, static_cast<double>(schedule.stalled_validations)},
-                             torch::kFloat64)
+  auto state = torch::tensor(learning_rate_->state_values(), torch::kFloat64)
                    .to(group_->device());  // NCCL moves only device memory
   group_->broadcast({state});
-  schedule.plateau_scale = state[0].item<double>();
-  schedule.stalled_validations = static_cast<int64_t>(state[1].item<double>());
+  const auto on_host = state.cpu();
+  learning_rate_->restore_state_values(
+      std::vector<double>(on_host.data_ptr<double>(), on_host.data_ptr<double>() + on_host.numel()));
 }
 
 // Sums the gradients of all ranks. A rank without a batch in this update contributes zeros.

@@ -24,7 +24,6 @@ namespace nmt::training_run {
 template <typename Visitor>
 void TrainingRun::visit_progress(Visitor&& v) {
   auto& p = progress_;
-  auto& schedule = *learning_rate_;
   v("step", p.step);
   v("epoch", p.epoch);
   v("batch_in_epoch", p.batch_in_epoch);
@@ -33,8 +32,7 @@ void TrainingRun::visit_progress(Visitor&& v) {
   v("best_step", p.best_step);
   v("bad_validations", p.bad_validations);
   v("elapsed_seconds", p.elapsed_seconds);
-  v("stalled_validations", schedule.stalled_validations);
-  v("plateau_scale", schedule.plateau_scale);
+  learning_rate_->visit_state(v);
 }
 
 namespace {
@@ -58,9 +56,8 @@ void TrainingRun::restore_positional_progress(torch::serialize::InputArchive& st
   auto& p = progress_;
   p.step = c[0], p.epoch = c[1], p.batch_in_epoch = c[2], p.has_best = c[3] != 0;
   p.bad_validations = c[4];
-  learning_rate_->stalled_validations = c[5];
   p.best_metric = r[0], p.elapsed_seconds = r[1];
-  learning_rate_->plateau_scale = r[2];
+  learning_rate_->restore_state_values({r[2], static_cast<double>(c[5])});
 }
 
 void TrainingRun::restore_progress(torch::serialize::InputArchive& state, const std::string& path) {

@@ -1,6 +1,7 @@
 #pragma once
 // Learning-rate schedules: constant, Noam / inverse-sqrt warmup, reduce-on-plateau.
 #include <cstdint>
+#include <vector>
 
 #include "nmt/base/config.h"
 
@@ -14,12 +15,22 @@ class LearningRateSchedule {
   /// Plateau: called after each validation with whether the metric improved.
   void on_validation(bool improved);
 
-  // Resumable state (plateau only; the others depend on the step alone).
-  double plateau_scale = 1.0;
-  int64_t stalled_validations = 0;
+  /// The state a resumed run needs (plateau only; the others depend on the step alone), by
+  /// name: `v(name, field)` for each, to write or to read (the checkpoint's progress fields).
+  template <typename Visitor>
+  void visit_state(Visitor&& v) {
+    v("stalled_validations", stalled_validations_);
+    v("plateau_scale", plateau_scale_);
+  }
+  /// The same state as numbers, in a fixed order (to send rank 0's to the other ranks), and
+  /// back. nmt::Error on a list of another length.
+  std::vector<double> state_values() const;
+  void restore_state_values(const std::vector<double>& values);
 
  private:
   TrainConfig config_;
+  double plateau_scale_ = 1.0;
+  int64_t stalled_validations_ = 0;
 };
 
 }  // namespace nmt
