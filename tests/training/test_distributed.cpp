@@ -11,6 +11,7 @@
 #include "support/catch.h"
 #include "support/tensor_diff.h"
 #include <chrono>
+#include <random>
 #include <thread>
 
 #include "nmt/training/distributed.h"
@@ -25,17 +26,30 @@ namespace {
 using nmt::test::ScratchDir;
 using Clock = std::chrono::steady_clock;
 
-// A port nobody listens on right now (the kernel picks it).
-int free_port() {
+// Whether a TCP port on the loopback can be bound right now.
+bool can_bind(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
   ::close(fd);
-  return ntohs(address.sin_port);
+  return bound;
+}
+
+// A port nobody listens on now, below the kernel's range for outgoing connections (32768
+// and up by default): a port the kernel hands out can be taken by any connection of a test
+// running beside this one (Gloo's, a server's, a client's) before rank 0 binds it, and the
+// run then fails with "Address already in use". The tools' tests pick theirs in 20000-31999
+// (cli_test.sh) or let the kernel choose; these take 10000-19999.
+int free_port() {
+  static std::mt19937 random(std::random_device{}());
+  std::uniform_int_distribution<int> ports(10000, 19999);
+  for (int attempt = 0; attempt < 1000; ++attempt)
+    if (const int port = ports(random); can_bind(port)) return port;
+  FAIL("no free port in 10000-19999");
+  return -1;
 }
 
 struct Rank {
