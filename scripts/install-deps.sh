@@ -48,6 +48,7 @@ packages=(
   chromium time python3  # tests: HTML heatmap in a headless browser; bench: peak memory
   curl wrk  # tests: nmt-serve over HTTP; bench: bench/serve_load.sh
   iproute2  # tests: hosts in network namespaces (tests/apps/multihost_test.sh)
+  nodejs  # tests: Marian itself (WebAssembly) reads our Marian export (tests/apps/marian_test.sh)
 )
 
 as_root() {
@@ -79,3 +80,6 @@ case "$blas" in
   *openblas*) echo "BLAS: $blas" >&2 ;;
   *) echo "warning: libblas.so.3 resolves to $blas, not OpenBLAS: training will be slow" >&2 ;;
 esac
+
+# The tests' reference Marian (npm's bergamot-translator, run by Node): fetched, not installed.
+bash "$(dirname "$0")/fetch-marian-reference.sh"

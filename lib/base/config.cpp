@@ -37,7 +37,12 @@ void visit(TransformerConfig& c, Visitor&& v) {
   v("attention_dropout", c.attention_dropout);
   v("share_embeddings", c.share_embeddings);
   v("tie_output", c.tie_output);
+  v("output_bias", c.output_bias);
   v("max_positions", c.max_positions);
+  v("positions", c.positions);
+  v("decoder_start", c.decoder_start);
+  v("ffn_activation", c.ffn_activation);
+  v("layer_norm_epsilon", c.layer_norm_epsilon);
 }
 
 template <typename Visitor>
@@ -213,6 +218,7 @@ const std::map<std::string, Interval>& number_ranges() {
       {"model.transformer.decoder_layers", kAtLeast1},
       {"model.transformer.attention_dropout", kFraction},
       {"model.transformer.max_positions", kAtLeast1},
+      {"model.transformer.layer_norm_epsilon", {0, 1, true, true}},
       {"train.batch_tokens", kAtLeast1},
       {"train.max_length", kAtLeast1},
       {"train.accumulate", kAtLeast1},

@@ -10,7 +10,7 @@
 
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/error.h"
-#include "nmt/base/new_directories.h"
+#include "nmt/export/named_weights.h"
 #include "nmt/models/transformer/transformer.h"
 #include "nmt/text/tokenizer.h"
 
@@ -22,35 +22,16 @@ namespace fs = std::filesystem;
 
 // CTranslate2's ActivationType and EmbeddingsMerge ids (python/ctranslate2/specs/common_spec.py).
 constexpr int kReluActivation = 0;
+constexpr int kSwishActivation = 2;
 constexpr int kConcatEmbeddings = 0;
+
+int activation_id(const TransformerConfig& config) {
+  return feed_forward_activation(config) == FeedForwardActivation::swish ? kSwishActivation : kReluActivation;
+}
 
 Ctranslate2Variable int8_attribute(std::string name, int value) {
   return {std::move(name), torch::scalar_tensor(value, torch::kInt8)};
 }
-
-// Our weights and buffers by name, float32 as CTranslate2 is given them.
-class NamedWeights {
- public:
-  NamedWeights(const torch::nn::Module& model, std::string model_name) : model_name_(std::move(model_name)) {
-    for (const auto& item : model.named_parameters()) tensors_[item.key()] = item.value();
-    for (const auto& item : model.named_buffers()) tensors_[item.key()] = item.value();
-  }
-
-  bool has(const std::string& name) const { return tensors_.count(name) > 0; }
-
-  torch::Tensor operator[](const std::string& name) const {
-    const auto found = tensors_.find(name);
-    if (found == tensors_.end()) throw Error(model_name_ + ": no weight " + name + " (a Transformer checkpoint has one)");
-    if (found->second.scalar_type() != torch::kFloat32)
-      throw Error(model_name_ + ": weight " + name + " is " + c10::toString(found->second.scalar_type()) +
-                  ", float32 expected");
-    return found->second.detach();
-  }
-
- private:
-  std::string model_name_;
-  std::map<std::string, torch::Tensor> tensors_;
-};
 
 // Builds the variable list scope by scope.
 class SpecBuilder {
@@ -102,7 +83,7 @@ void add_encoder(SpecBuilder& spec, const TransformerConfig& config) {
   if (uses_pre_norm(config)) spec.layer_norm("encoder/layer_norm", "encoder_norm");
   spec.add(ctranslate2_int16("encoder/num_heads", config.heads));
   spec.add(ctranslate2_flag("encoder/pre_norm", uses_pre_norm(config)));
-  spec.add(int8_attribute("encoder/activation", kReluActivation));
+  spec.add(int8_attribute("encoder/activation", activation_id(config)));
   spec.add(int8_attribute("encoder/embeddings_merge", kConcatEmbeddings));
   spec.add(ctranslate2_flag("encoder/scale_embeddings", true));
   spec.add(ctranslate2_flag("encoder/multi_query_attention", false));
@@ -122,14 +103,14 @@ void add_decoder(SpecBuilder& spec, const TransformerConfig& config, int64_t ali
   if (uses_pre_norm(config)) spec.layer_norm("decoder/layer_norm", "decoder_norm");
   spec.add(ctranslate2_int16("decoder/num_heads", config.heads));
   spec.add(ctranslate2_flag("decoder/pre_norm", uses_pre_norm(config)));
-  spec.add(int8_attribute("decoder/activation", kReluActivation));
+  spec.add(int8_attribute("decoder/activation", activation_id(config)));
   spec.add(ctranslate2_int16("decoder/alignment_layer", alignment_layer));
   spec.add(ctranslate2_int16("decoder/alignment_heads", 0));  // 0: the mean of every head, as ours
   spec.add(ctranslate2_flag("decoder/scale_embeddings", true));
   spec.add(ctranslate2_flag("decoder/alibi", false));
   spec.add(ctranslate2_flag("decoder/alibi_use_positive_positions", false));
   spec.add(ctranslate2_flag("decoder/scale_alibi", false));
-  spec.add(ctranslate2_flag("decoder/start_from_zero_embedding", false));
+  spec.add(ctranslate2_flag("decoder/start_from_zero_embedding", decoder_starts_from_zeros(config)));
 }
 
 // Embeddings, positions and the output projection; a weight used twice is written once and
@@ -145,6 +126,7 @@ void add_embeddings(SpecBuilder& spec, std::vector<Ctranslate2Alias>& aliases, c
     aliases.push_back({"decoder/projection/weight", "decoder/embeddings/weight"});
   else
     spec.tensor("decoder/projection/weight", "output_weight");
+  if (config.output_bias) spec.tensor("decoder/projection/bias", "output_bias");
   spec.tensor("decoder/position_encodings/encodings", "positions");
   aliases.push_back({"encoder/position_encodings/encodings", "decoder/position_encodings/encodings"});
 }
@@ -203,28 +185,6 @@ void write_directory_files(const Ctranslate2Model& model, const LoadedModel& loa
   write_file_atomically((directory / Ctranslate2Files::kTargetTokenizer).string(), loaded.target_tokenizer.serialized());
 }
 
-// Moves the finished `staged` directory to `target`; an old `target` goes only after that.
-void put_in_place(const fs::path& staged, const fs::path& target, bool replace) {
-  std::error_code error;
-  if (!fs::exists(fs::symlink_status(target))) {
-    fs::rename(staged, target, error);
-    if (error) throw Error("cannot create " + target.string() + ": " + error.message());
-    return;
-  }
-  if (!replace) throw Error(target.string() + " exists (--force replaces it)");
-  if (!fs::is_directory(fs::symlink_status(target)))
-    throw Error(target.string() + " exists and is not a directory: not replaced");
-  const fs::path old = temporary_path_for(target.string());
-  fs::rename(target, old, error);
-  if (error) throw Error("cannot replace " + target.string() + ": " + error.message());
-  fs::rename(staged, target, error);
-  if (error) {
-    fs::rename(old, target);  // the old directory back where it was
-    throw Error("cannot replace " + target.string() + ": " + error.message());
-  }
-  fs::remove_all(old, error);
-}
-
 }  // namespace
 
 Ctranslate2Model ctranslate2_model(const LoadedModel& loaded, const std::string& model_name) {
@@ -252,26 +212,7 @@ Ctranslate2Model ctranslate2_model(const LoadedModel& loaded, const std::string&
 void export_ctranslate2(const LoadedModel& loaded, const std::string& model_name, const std::string& directory,
                         bool replace) {
   const auto model = ctranslate2_model(loaded, model_name);
-  fs::path target = fs::absolute(directory).lexically_normal();
-  if (!target.has_filename()) target = target.parent_path();  // "DIR/"
-  if (target == target.root_path()) throw Error("--output " + directory + ": a new directory's path expected");
-  if (fs::exists(fs::symlink_status(target)) && !replace) throw Error(directory + " exists (--force replaces it)");
-  const NewDirectories parents(target.parent_path());
-  parents.create();
-  const fs::path staged = temporary_path_for(target.string());
-  std::error_code error;
-  if (!fs::create_directory(staged, error) || error) {
-    parents.remove_empty();
-    throw Error("cannot create a directory beside " + directory + ": " + error.message());
-  }
-  try {
-    write_directory_files(model, loaded, staged);
-    put_in_place(staged, target, replace);
-  } catch (...) {
-    fs::remove_all(staged, error);
-    parents.remove_empty();
-    throw;
-  }
+  write_model_directory(directory, replace, [&](const std::string& staged) { write_directory_files(model, loaded, staged); });
 }
 
 }  // namespace nmt

@@ -7,23 +7,13 @@
 #include <set>
 
 #include "nmt/base/error.h"
+#include "raw_bytes.h"
 
 namespace nmt {
 
 namespace {
 
 static_assert(sizeof(float) == 4, "CTranslate2 stores float32");
-
-// The format is little-endian; so is every machine LibTorch runs us on, which this checks once.
-bool little_endian() {
-  const uint16_t probe = 1;
-  return *reinterpret_cast<const uint8_t*>(&probe) == 1;
-}
-
-template <class T>
-std::string encoded(T value) {
-  return std::string(reinterpret_cast<const char*>(&value), sizeof value);
-}
 
 uint32_t checked_u32(int64_t value, const std::string& what) {
   if (value < 0 || value > std::numeric_limits<uint32_t>::max())
@@ -35,16 +25,16 @@ std::string encoded_string(const std::string& text) {
   if (text.empty()) throw Error("CTranslate2 model: empty name");
   if (text.size() + 1 > std::numeric_limits<uint16_t>::max())
     throw Error("CTranslate2 model: name of " + std::to_string(text.size()) + " bytes is too long");
-  return encoded(static_cast<uint16_t>(text.size() + 1)) + text + '\0';
+  return raw_bytes(static_cast<uint16_t>(text.size() + 1)) + text + '\0';
 }
 
 // A variable's header: name, rank, dimensions, data type, byte count.
 std::string variable_header(const Ctranslate2Variable& variable, const torch::Tensor& value) {
   std::string header = encoded_string(variable.name);
-  header += encoded(static_cast<uint8_t>(value.dim()));
-  for (const auto size : value.sizes()) header += encoded(checked_u32(size, variable.name + ": dimension"));
-  header += encoded(static_cast<uint8_t>(ctranslate2_data_type(value.scalar_type())));
-  header += encoded(checked_u32(value.numel() * static_cast<int64_t>(value.element_size()), variable.name + ": bytes"));
+  header += raw_bytes(static_cast<uint8_t>(value.dim()));
+  for (const auto size : value.sizes()) header += raw_bytes(checked_u32(size, variable.name + ": dimension"));
+  header += raw_bytes(static_cast<uint8_t>(ctranslate2_data_type(value.scalar_type())));
+  header += raw_bytes(checked_u32(value.numel() * static_cast<int64_t>(value.element_size()), variable.name + ": bytes"));
   return header;
 }
 
@@ -92,18 +82,18 @@ Ctranslate2Variable ctranslate2_int16(std::string name, int64_t value) {
 }
 
 void write_ctranslate2_binary(const Ctranslate2Binary& binary, const std::function<void(std::string_view)>& sink) {
-  if (!little_endian()) throw Error("CTranslate2 model: writing on a big-endian machine is not supported");
+  if (!host_is_little_endian()) throw Error("CTranslate2 model: writing on a big-endian machine is not supported");
   const auto variables = sorted_by_name(binary.variables);
   check_aliases(binary);
-  sink(encoded(kCtranslate2BinaryVersion) + encoded_string(binary.spec) + encoded(binary.revision) +
-       encoded(checked_u32(static_cast<int64_t>(variables.size()), "variable count")));
+  sink(raw_bytes(kCtranslate2BinaryVersion) + encoded_string(binary.spec) + raw_bytes(binary.revision) +
+       raw_bytes(checked_u32(static_cast<int64_t>(variables.size()), "variable count")));
   for (const auto* variable : variables) {
     const auto value = variable->value.to(torch::kCPU).contiguous();
     sink(variable_header(*variable, value));
     sink(std::string_view(static_cast<const char*>(value.data_ptr()),
                           static_cast<size_t>(value.numel()) * value.element_size()));
   }
-  sink(encoded(checked_u32(static_cast<int64_t>(binary.aliases.size()), "alias count")));
+  sink(raw_bytes(checked_u32(static_cast<int64_t>(binary.aliases.size()), "alias count")));
   for (const auto& alias : binary.aliases) sink(encoded_string(alias.alias) + encoded_string(alias.variable));
 }
 

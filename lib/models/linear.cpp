@@ -73,7 +73,8 @@ LinearImpl::LinearImpl(int64_t in, int64_t out, bool with_bias) : owns_weight_(t
   if (with_bias) bias = register_parameter("bias", initial->bias);
 }
 
-LinearImpl::LinearImpl(torch::Tensor shared_weight) : weight(std::move(shared_weight)), owns_weight_(false) {}
+LinearImpl::LinearImpl(torch::Tensor shared_weight, torch::Tensor shared_bias)
+    : weight(std::move(shared_weight)), bias(std::move(shared_bias)), owns_weight_(false) {}
 
 torch::Tensor LinearImpl::forward(const torch::Tensor& x) {
   if (x.dim() == 2) return product(x);
@@ -117,6 +118,7 @@ void LinearImpl::use_path(LinearPath path, Converted converted) {
       if (bias.defined()) bias.set_data(converted.bias);
     } else {
       weight = register_buffer("weight_bf16", converted.weight);
+      if (bias.defined()) bias = register_buffer("bias_bf16", converted.bias);
     }
   }
   if (path == LinearPath::int8) {

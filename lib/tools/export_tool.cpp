@@ -6,6 +6,7 @@
 #include "nmt/base/cli.h"
 #include "nmt/base/process_setup.h"
 #include "nmt/export/ctranslate2_export.h"
+#include "nmt/export/marian_export.h"
 #include "nmt/models/checkpoint.h"
 
 namespace nmt::tools::export_tool {
@@ -19,18 +20,30 @@ int run(int argc, char** argv) {
                "quantizes them when it loads the model (compute_type int8, int8_float32, ...).\n"
                "Then, for example:\n"
                "  spm_encode --model=DIR/source_spm.model < in.de > in.pieces\n"
-               "  ct2-translator --model DIR --src in.pieces --beam_size 5 | spm_decode --model=DIR/target_spm.model",
+               "  ct2-translator --model DIR --src in.pieces --beam_size 5 | spm_decode --model=DIR/target_spm.model\n"
+               "marian: a Marian model directory (model.bin with its special:model.yml, our SentencePiece\n"
+               "models as vocab.spm or source.spm and target.spm, decoder.yml) for Transformer checkpoints\n"
+               "trained with model.transformer.positions concatenated and decoder_start zeros (what Marian\n"
+               "computes; others are refused by name). Then, for example:\n"
+               "  marian-decoder -c DIR/decoder.yml < in.de",
                "nmt-export"};
   nmt::cli::CommonOptions common;
   nmt::cli::add_common_options(app, common);
   std::string format, model_path, output;
   bool force = false;
-  app.add_option("--format", format, "What to write")->required()->check(CLI::IsMember({"ctranslate2"}));
+  app.add_option("--format", format, "What to write")->required()->check(CLI::IsMember({"ctranslate2", "marian"}));
   app.add_option("--model,-m", model_path, "A Transformer checkpoint (.pt)")->required()->check(CLI::ExistingFile);
   app.add_option("--output,-o", output, "The model directory to create (appears whole or not at all)")->required();
   app.add_flag("--force", force, "Replace --output if it exists (the old directory goes once the new one is complete)");
   return nmt::cli::run(app, common, argc, argv, [&] {
     const auto loaded = nmt::load_model(model_path);
+    if (format == "marian") {
+      for (const auto& note : nmt::export_marian(loaded, model_path, output, force))
+        nmt::cli::print_line("nmt-export: note: " + note);
+      nmt::cli::print_line("nmt-export: wrote " + output + " (Marian transformer, binary file version " +
+                           std::to_string(nmt::kMarianBinaryVersion) + ")");
+      return 0;
+    }
     nmt::export_ctranslate2(loaded, model_path, output, force);
     nmt::cli::print_line("nmt-export: wrote " + output + " (CTranslate2 TransformerSpec revision " +
                          std::to_string(nmt::kCtranslate2TransformerRevision) + ", binary version " +

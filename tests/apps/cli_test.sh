@@ -7,11 +7,6 @@ SRC=$2
 source "$SRC/tests/apps/test_harness.sh"  # strict mode; every failure names its line
 WORK=$(mktemp -d)
 cleanup() { rm -rf "$WORK"; }
-expect_error() {  # expect_error "what it must say" command...
-  local needle=$1; shift
-  if "$@" >"$WORK/out" 2>"$WORK/err"; then fail "expected failure: $*"; fi
-  grep -qF -- "$needle" "$WORK/err" || { cat "$WORK/err" >&2; fail "error of '$*' does not mention '$needle'"; }
-}
 
 source "$SRC/tests/apps/tiny_task.sh"
 tiny_task "$WORK" 400 20

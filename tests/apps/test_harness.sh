@@ -1,6 +1,7 @@
 # Sourced first by every script test (tests/apps/*_test.sh): strict mode, and a failure
 # that always says what failed, however it happens.
 #  - fail MESSAGE: "FAIL: MESSAGE", exit 1.
+#  - expect_error NEEDLE COMMAND...: COMMAND must fail and say NEEDLE on stderr (kept in $WORK/err).
 #  - Any other failing command (set -e) is named by the ERR trap: file, line, command, status.
 #  - On every failing exit, the files listed in FAIL_LOGS (a server's stderr, ...) are printed,
 #    then the script's own `cleanup` function runs (if it defines one) on every exit.
@@ -14,6 +15,12 @@ fail() {
   echo "FAIL: $*" >&2
   harness_failure_said=1
   exit 1
+}
+
+expect_error() {
+  local needle=$1; shift
+  if "$@" >"$WORK/out" 2>"$WORK/err"; then fail "expected failure: $*"; fi
+  grep -qF -- "$needle" "$WORK/err" || { cat "$WORK/err" >&2; fail "error of '$*' does not mention '$needle'"; }
 }
 
 # The ERR trap: runs where the command failed (errtrace carries it into functions and

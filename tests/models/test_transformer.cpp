@@ -6,6 +6,8 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
+
 #include "nmt/base/error.h"
 #include "nmt/models/transformer/transformer.h"
 #include "support/tensor_diff.h"
@@ -292,4 +294,76 @@ TEST_CASE("Transformer scores at chosen positions are forward()'s rows there", "
       }
     }
   }
+}
+
+namespace {
+
+nmt::ModelConfig marian_like_config() {
+  auto config = small_config("post");
+  config.transformer.positions = "concatenated";
+  config.transformer.decoder_start = "zeros";
+  config.transformer.ffn_activation = "swish";
+  config.transformer.layer_norm_epsilon = 1e-6;
+  config.transformer.tie_output = false;  // so that <s>'s embedding row is read by the decoder only
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("Transformer with Marian's choices: positions, zero start, swish, epsilon", "[transformer]") {
+  // Marian's sinusoids: every sine, then every cosine, timescales 10000^(i / (D/2 - 1)).
+  const auto table = nmt::sinusoidal_positions(5, 8, nmt::PositionLayout::concatenated);
+  for (int64_t p = 0; p < 5; ++p)
+    for (int64_t i = 0; i < 4; ++i) {
+      const double angle = static_cast<double>(p) * std::pow(10000.0, -static_cast<double>(i) / 3.0);
+      CHECK(table[p][i].item<float>() == Approx(std::sin(angle)).margin(1e-5));
+      CHECK(table[p][4 + i].item<float>() == Approx(std::cos(angle)).margin(1e-5));
+    }
+  CHECK(nmt::sinusoidal_positions(5, 8)[1][1].item<float>() == Approx(std::cos(1.0)).margin(1e-6));  // interleaved
+
+  auto model = eval_model(marian_like_config());
+  torch::NoGradGuard no_grad;
+  // The first decoder input is a zero embedding: <s>'s row is never read.
+  const auto before = model->forward(kSource(), kTarget()).logits;
+  model->target_embedding()->weight[2].fill_(5.0);
+  const auto after = model->forward(kSource(), kTarget()).logits;
+  CHECK(max_diff(before.select(1, 0), after.select(1, 0)) < 1e-6);
+  // Stepwise decoding equals the teacher-forced pass with these choices too.
+  auto state = model->initial_state(model->encode(kSource()));
+  const auto expected = torch::log_softmax(after, -1);
+  for (int64_t t = 0; t < kTarget().size(1); ++t)
+    CHECK(max_diff(model->step(kTarget().select(1, t), *state).scores.log_probs(), expected.select(1, t)) < 1e-5);
+  for (const auto& module : model->modules())
+    if (const auto* norm = module->as<torch::nn::LayerNorm>()) CHECK(norm->options.eps() == 1e-6);
+
+  // <s>'s row is read where the decoder starts from it (our default), and swish is not relu.
+  auto bos_start = marian_like_config();
+  bos_start.transformer.decoder_start = "bos";
+  auto with_bos = eval_model(bos_start);
+  const auto bos_before = with_bos->forward(kSource(), kTarget()).logits;
+  with_bos->target_embedding()->weight[2].fill_(5.0);
+  CHECK(max_diff(bos_before.select(1, 0), with_bos->forward(kSource(), kTarget()).logits.select(1, 0)) > 1e-3);
+  auto relu = marian_like_config();
+  relu.transformer.ffn_activation = "relu";
+  CHECK(max_diff(eval_model(relu)->forward(kSource(), kTarget()).logits, eval_model(marian_like_config())->forward(kSource(), kTarget()).logits) > 1e-4);
+}
+
+TEST_CASE("Transformer refuses unknown positions, decoder starts and activations by name", "[transformer]") {
+  auto positions = small_config();
+  positions.transformer.positions = "rotary";
+  CHECK_THROWS_WITH(TransformerModel(positions), HasSubstring("positions must be \"interleaved\" or \"concatenated\", got \"rotary\""));
+  auto start = small_config();
+  start.transformer.decoder_start = "eos";
+  CHECK_THROWS_WITH(TransformerModel(start), HasSubstring("decoder_start must be \"bos\" or \"zeros\""));
+  auto activation = small_config();
+  activation.transformer.ffn_activation = "gelu";
+  CHECK_THROWS_WITH(TransformerModel(activation), HasSubstring("ffn_activation must be \"relu\" or \"swish\""));
+  auto odd = small_config();
+  odd.transformer.positions = "concatenated";
+  odd.transformer.d_model = 30;
+  odd.transformer.heads = 3;
+  CHECK_NOTHROW(TransformerModel(odd));
+  odd.transformer.d_model = 3;
+  odd.transformer.heads = 1;
+  CHECK_THROWS_WITH(TransformerModel(odd), HasSubstring("even d_model of at least 4"));
 }

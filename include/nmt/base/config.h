@@ -37,7 +37,15 @@ struct TransformerConfig {
   double attention_dropout = 0.1;   ///< dropout on attention weights
   bool share_embeddings = false;    ///< one embedding for source and target (joint vocab only)
   bool tie_output = true;           ///< output layer shares the target embedding matrix
+  bool output_bias = false;         ///< the output layer adds a bias per target piece (Marian's models have one)
   int64_t max_positions = 1024;     ///< longest sequence the positional encoding covers
+  std::string positions = "interleaved";  ///< interleaved: sin/cos pairs, 10000^(2i/D) (the paper) |
+                                          ///< concatenated: every sine, then every cosine, 10000^(i/(D/2-1))
+                                          ///< (tensor2tensor, Marian)
+  std::string decoder_start = "bos";      ///< the decoder's first input: bos (the <s> embedding) |
+                                          ///< zeros (a zero embedding, as Marian)
+  std::string ffn_activation = "relu";    ///< relu | swish (x * sigmoid(x), Marian's default)
+  double layer_norm_epsilon = 1e-5;       ///< every LayerNorm's epsilon (Marian: 1e-6)
 };
 
 struct ModelConfig {

@@ -5,8 +5,10 @@
 //   norm pre|post           encoder|decoder/pre_norm (pre: the stacks' final layer_norm too)
 //   share_embeddings        encoder/embeddings_0/weight an alias of decoder/embeddings/weight
 //   tie_output              decoder/projection/weight an alias of decoder/embeddings/weight
-//   sinusoidal positions    position_encodings/encodings, our table written out: CTranslate2's
-//                           own sinusoids put every sine before every cosine, ours interleave them
+//   output_bias             decoder/projection/bias
+//   sinusoidal positions    position_encodings/encodings, our table written out (either layout)
+//   ffn_activation          encoder|decoder/activation (ReLU or Swish)
+//   decoder_start zeros     decoder/start_from_zero_embedding
 //   embeddings x sqrt(D)    scale_embeddings
 //   LayerNorm epsilon       config.json layer_norm_epsilon
 //   source + </s>           config.json add_source_eos

@@ -31,8 +31,8 @@ class LinearImpl : public torch::nn::Module {
  public:
   /// Its own parameters, initialised as torch::nn::Linear(in, out) does (same random draws).
   LinearImpl(int64_t in, int64_t out, bool with_bias = true);
-  /// Over `shared_weight` [out, in], registered by another module; no bias.
-  explicit LinearImpl(torch::Tensor shared_weight);
+  /// Over `shared_weight` [out, in] and `shared_bias` [out] (or none), registered by another module.
+  explicit LinearImpl(torch::Tensor shared_weight, torch::Tensor shared_bias = {});
 
   /// Shape: [..., in] -> [..., out], through a single GEMM that adds the bias (LibTorch
   /// 1.13 runs a Linear on a 3-D input as matmul plus a separate bias pass).

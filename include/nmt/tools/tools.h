@@ -13,6 +13,7 @@ namespace align_tool { int run(int argc, char** argv); }      ///< nmt-align
 namespace average_tool { int run(int argc, char** argv); }    ///< nmt-average
 namespace eval_tool { int run(int argc, char** argv); }       ///< nmt-eval
 namespace export_tool { int run(int argc, char** argv); }     ///< nmt-export
+namespace import_tool { int run(int argc, char** argv); }     ///< nmt-import
 namespace info_tool { int run(int argc, char** argv); }       ///< nmt-info
 namespace prepare_tool { int run(int argc, char** argv); }    ///< nmt-prepare
 namespace spm_train_tool { int run(int argc, char** argv); }  ///< nmt-spm-train

@@ -35,7 +35,10 @@ void check_settings(const ModelConfig& config) {
           "share_embeddings needs equal source and target vocabularies (got " +
               std::to_string(config.source_vocab) + " and " +
               std::to_string(config.target_vocab) + ")");
-  uses_pre_norm(config.transformer);  // throws for an unknown norm
+  uses_pre_norm(config.transformer);  // each throws for an unknown name
+  position_layout(config.transformer);
+  decoder_starts_from_zeros(config.transformer);
+  feed_forward_activation(config.transformer);
 }
 
 // N(0, d_model^-0.5): after the sqrt(d_model) scaling, embeddings have unit variance,
@@ -65,7 +68,9 @@ TransformerModel::TransformerModel(const ModelConfig& config) : config_(config) 
   build_embeddings();
   // A buffer, not a parameter: fixed, but saved with the model and moved by .to().
   positions_ = register_buffer("positions",
-                               sinusoidal_positions(config_.transformer.max_positions, config_.transformer.d_model));
+                               sinusoidal_positions(config_.transformer.max_positions, config_.transformer.d_model,
+                                                    position_layout(config_.transformer)));
+  decoder_starts_from_zeros_ = decoder_starts_from_zeros(config_.transformer);
   build_stacks();
 }
 
@@ -86,7 +91,9 @@ void TransformerModel::build_embeddings() {
     torch::nn::init::xavier_uniform_(weight);
     output_weight_ = register_parameter("output_weight", weight);
   }
-  output_projection_ = Linear(output_weight());
+  if (config_.transformer.output_bias)
+    output_bias_ = register_parameter("output_bias", torch::zeros({config_.target_vocab}));
+  output_projection_ = Linear(output_weight(), output_bias_);
 }
 
 void TransformerModel::build_stacks() {
@@ -101,9 +108,8 @@ void TransformerModel::build_stacks() {
     decoder_->push_back(decoder_layers_.back());
   }
   if (uses_pre_norm(config_.transformer)) {
-    auto options = torch::nn::LayerNormOptions({config_.transformer.d_model});
-    encoder_norm_ = register_module("encoder_norm", torch::nn::LayerNorm(options));
-    decoder_norm_ = register_module("decoder_norm", torch::nn::LayerNorm(options));
+    encoder_norm_ = register_module("encoder_norm", transformer_layer_norm(config_.transformer));
+    decoder_norm_ = register_module("decoder_norm", transformer_layer_norm(config_.transformer));
   }
 }
 
@@ -111,16 +117,23 @@ torch::Tensor TransformerModel::output_weight() const {
   return config_.transformer.tie_output ? target_embedding_->weight : output_weight_;
 }
 
-torch::Tensor TransformerModel::embed(const torch::nn::Embedding& embedding,
-                                      const torch::Tensor& ids, int64_t offset) {
+torch::Tensor TransformerModel::embed(const torch::nn::Embedding& embedding, const torch::Tensor& ids,
+                                      int64_t offset, bool zero_first_position) {
   const auto length = ids.size(1);
   require(offset + length <= config_.transformer.max_positions,
           "sequence of " + std::to_string(offset + length) + " positions exceeds max_positions " +
               std::to_string(config_.transformer.max_positions));
   auto x = torch::embedding(embedding->weight, ids, kPadId)
-               .mul_(std::sqrt(static_cast<double>(config_.transformer.d_model)))
-               .add_(positions_.narrow(0, offset, length));  // [T, D] broadcast over B
+               .mul_(std::sqrt(static_cast<double>(config_.transformer.d_model)));
+  if (zero_first_position && offset == 0) x.select(1, 0).zero_();
+  x.add_(positions_.narrow(0, offset, length));  // [T, D] broadcast over B
   return nmt::dropout(x, config_.dropout, is_training(), kernels_);
+}
+
+torch::Tensor TransformerModel::embed_target(const torch::Tensor& ids, int64_t offset) {
+  // Position 0 holds <s>; a zero-start decoder reads a zero embedding there instead, plus
+  // the position's sinusoid: Marian's first decoder input.
+  return embed(target_embedding_, ids, offset, decoder_starts_from_zeros_);
 }
 
 torch::Tensor TransformerModel::project_output(const torch::Tensor& x) {
@@ -213,7 +226,7 @@ DecoderStatePtr TransformerModel::initial_state(const EncoderOutput& encoded) {
 
 StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderState& base) {
   auto& state = state_as<TransformerState>(base);
-  auto x = embed(target_embedding_, previous_tokens.unsqueeze(1), state.step);  // [B, 1, D]
+  auto x = embed_target(previous_tokens.unsqueeze(1), state.step);  // [B, 1, D]
   StepOutput out;
   if (state.want_attention) out.layer_attention.reserve(decoder_layers_.size());
   {
@@ -237,7 +250,7 @@ torch::Tensor TransformerModel::decoder_states(const torch::Tensor& source, cons
   const auto& memory_bias = encoded.source_bias;
   // Built once per batch, shared by every layer; [T, T] broadcasts over batch and heads.
   auto self_bias = causal_bias(target_input.size(1), encoded.memory.options());
-  auto x = embed(target_embedding_, target_input, 0);
+  auto x = embed_target(target_input, 0);
   for (auto& layer : decoder_layers_) {
     x = layer->forward(x, self_bias, layer->project_memory(encoded.memory), memory_bias).output;
   }
@@ -266,7 +279,7 @@ SelfAttentionWeights TransformerModel::self_attention(const torch::Tensor& sourc
   }
   const auto memory = encoder_norm_.is_empty() ? x : encoder_norm_(x);
   auto self_bias = causal_bias(target_input.size(1), memory.options());
-  auto y = embed(target_embedding_, target_input, 0);
+  auto y = embed_target(target_input, 0);
   for (auto& layer : decoder_layers_) {
     auto result = layer->forward(y, self_bias, layer->project_memory(memory), source_bias);
     y = result.output;

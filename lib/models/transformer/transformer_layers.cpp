@@ -9,21 +9,61 @@
 
 namespace nmt {
 
-namespace {
-
-torch::nn::LayerNorm layer_norm(int64_t d_model) {
-  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d_model}));
-}
-
-}  // namespace
-
 bool uses_pre_norm(const TransformerConfig& config) {
   if (config.norm == "pre") return true;
   if (config.norm == "post") return false;
   throw Error("transformer: norm must be \"pre\" or \"post\", got \"" + config.norm + "\"");
 }
 
-torch::Tensor sinusoidal_positions(int64_t positions, int64_t dim) {
+PositionLayout position_layout(const TransformerConfig& config) {
+  if (config.positions == "interleaved") return PositionLayout::interleaved;
+  if (config.positions == "concatenated") {
+    if (config.d_model % 2 != 0 || config.d_model < 4)
+      throw Error("transformer: positions \"concatenated\" needs an even d_model of at least 4, got " +
+                  std::to_string(config.d_model));
+    return PositionLayout::concatenated;
+  }
+  throw Error("transformer: positions must be \"interleaved\" or \"concatenated\", got \"" + config.positions + "\"");
+}
+
+bool decoder_starts_from_zeros(const TransformerConfig& config) {
+  if (config.decoder_start == "zeros") return true;
+  if (config.decoder_start == "bos") return false;
+  throw Error("transformer: decoder_start must be \"bos\" or \"zeros\", got \"" + config.decoder_start + "\"");
+}
+
+FeedForwardActivation feed_forward_activation(const TransformerConfig& config) {
+  if (config.ffn_activation == "relu") return FeedForwardActivation::relu;
+  if (config.ffn_activation == "swish") return FeedForwardActivation::swish;
+  throw Error("transformer: ffn_activation must be \"relu\" or \"swish\", got \"" + config.ffn_activation + "\"");
+}
+
+torch::nn::LayerNorm transformer_layer_norm(const TransformerConfig& config) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model}).eps(config.layer_norm_epsilon));
+}
+
+namespace {
+
+// Marian's sinusoidalPositionEmbeddings (src/graph/node_initializers.cpp), in float as there.
+torch::Tensor concatenated_positions(int64_t positions, int64_t dim) {
+  const int64_t timescales = dim / 2;
+  const float increment = std::log(10000.f) / (static_cast<float>(timescales) - 1.f);
+  auto table = torch::empty({positions, dim}, torch::kFloat32);
+  auto* row = table.data_ptr<float>();
+  for (int64_t p = 0; p < positions; ++p, row += dim) {
+    for (int64_t i = 0; i < timescales; ++i) {
+      const float angle = static_cast<float>(p) * std::exp(static_cast<float>(i) * -increment);
+      row[i] = std::sin(angle);
+      row[timescales + i] = std::cos(angle);
+    }
+  }
+  return table;
+}
+
+}  // namespace
+
+torch::Tensor sinusoidal_positions(int64_t positions, int64_t dim, PositionLayout layout) {
+  if (layout == PositionLayout::concatenated) return concatenated_positions(positions, dim);
   // Built in double so long tables stay accurate, stored as float.
   auto options = torch::TensorOptions().dtype(torch::kFloat64);
   auto position = torch::arange(positions, options).unsqueeze(1);           // [P, 1]
@@ -40,7 +80,8 @@ torch::Tensor sinusoidal_positions(int64_t positions, int64_t dim) {
 
 // --- FeedForward ------------------------------------------------------------
 
-FeedForwardImpl::FeedForwardImpl(int64_t d_model, int64_t inner_dim) {
+FeedForwardImpl::FeedForwardImpl(int64_t d_model, int64_t inner_dim, FeedForwardActivation activation)
+    : activation_(activation) {
   inner_ = register_module("inner", Linear(d_model, inner_dim));
   outer_ = register_module("outer", Linear(inner_dim, d_model));
   init_linear(inner_);
@@ -56,7 +97,11 @@ torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
   // makes autograd's backward copy the whole gradient through the base (CopySlices, 1.5%
   // of a training step). relu's backward keeps only its result either way.
   const auto product = inner_(input);
-  const auto hidden = product.requires_grad() ? torch::relu(product) : product.relu_();
+  torch::Tensor hidden = product;  // a handle: in place below writes the product's storage
+  if (activation_ == FeedForwardActivation::swish)
+    hidden = product.requires_grad() ? torch::silu(product) : torch::silu_(hidden);
+  else
+    hidden = product.requires_grad() ? torch::relu(product) : product.relu_();
   return outer_(hidden).to(x.scalar_type());
 }
 
@@ -72,9 +117,9 @@ EncoderLayerImpl::EncoderLayerImpl(const TransformerConfig& config, double dropo
     : residual_(uses_pre_norm(config), dropout) {
   self_attention_ = register_module(
       "self_attention", SelfAttention(config.d_model, config.heads, config.attention_dropout));
-  feed_forward_ = register_module("feed_forward", FeedForward(config.d_model, config.ffn_dim));
-  attention_norm_ = register_module("attention_norm", layer_norm(config.d_model));
-  feed_forward_norm_ = register_module("feed_forward_norm", layer_norm(config.d_model));
+  feed_forward_ = register_module("feed_forward", FeedForward(config.d_model, config.ffn_dim, feed_forward_activation(config)));
+  attention_norm_ = register_module("attention_norm", transformer_layer_norm(config));
+  feed_forward_norm_ = register_module("feed_forward_norm", transformer_layer_norm(config));
 }
 
 torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& source_bias,
@@ -97,10 +142,10 @@ DecoderLayerImpl::DecoderLayerImpl(const TransformerConfig& config, double dropo
       "self_attention", SelfAttention(config.d_model, config.heads, config.attention_dropout));
   cross_attention_ = register_module(
       "cross_attention", CrossAttention(config.d_model, config.heads, config.attention_dropout));
-  feed_forward_ = register_module("feed_forward", FeedForward(config.d_model, config.ffn_dim));
-  self_attention_norm_ = register_module("self_attention_norm", layer_norm(config.d_model));
-  cross_attention_norm_ = register_module("cross_attention_norm", layer_norm(config.d_model));
-  feed_forward_norm_ = register_module("feed_forward_norm", layer_norm(config.d_model));
+  feed_forward_ = register_module("feed_forward", FeedForward(config.d_model, config.ffn_dim, feed_forward_activation(config)));
+  self_attention_norm_ = register_module("self_attention_norm", transformer_layer_norm(config));
+  cross_attention_norm_ = register_module("cross_attention_norm", transformer_layer_norm(config));
+  feed_forward_norm_ = register_module("feed_forward_norm", transformer_layer_norm(config));
 }
 
 KeyValue DecoderLayerImpl::project_memory(const torch::Tensor& memory) {

@@ -104,8 +104,11 @@ class TransformerModel : public Seq2SeqModel {
   void build_embeddings();
   void build_stacks();
   /// Scaled embedding + positions [offset, offset + T) + dropout. ids [B, T] -> [B, T, D].
+  /// With zero_first_position, position 0's embedding (not its sinusoid) is zero.
   torch::Tensor embed(const torch::nn::Embedding& embedding, const torch::Tensor& ids,
-                      int64_t offset);
+                      int64_t offset, bool zero_first_position = false);
+  /// embed() of the target side; position 0 a zero embedding where decoder_start is zeros.
+  torch::Tensor embed_target(const torch::Tensor& ids, int64_t offset);
   /// Final norm (pre-norm only) and output projection. [..., D] -> [..., V].
   torch::Tensor project_output(const torch::Tensor& x);
   /// The last decoder layer's output under teacher forcing, [B, T, D], before project_output.
@@ -113,10 +116,12 @@ class TransformerModel : public Seq2SeqModel {
 
   ModelConfig config_;
   int64_t alignment_layer_;
+  bool decoder_starts_from_zeros_ = false;  // model.transformer.decoder_start, decided at construction
   KernelChoice kernels_ = KernelChoice::cpu_fp32;
   torch::nn::Embedding source_embedding_{nullptr};
   torch::nn::Embedding target_embedding_{nullptr};
   torch::Tensor output_weight_;  // undefined when tied
+  torch::Tensor output_bias_;    // [V]; undefined without model.transformer.output_bias
   // Over output_weight(), registered by the model (old checkpoints name it
   // "output_weight") or by the tied embedding, so not registered itself.
   Linear output_projection_{nullptr};

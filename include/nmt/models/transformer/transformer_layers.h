@@ -23,21 +23,42 @@ namespace nmt {
 /// True for norm "pre", false for "post"; throws nmt::Error for anything else.
 bool uses_pre_norm(const TransformerConfig& config);
 
-/// PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(pos / 10000^(2i/D)).
-/// Shape: -> [positions, dim] float.
-torch::Tensor sinusoidal_positions(int64_t positions, int64_t dim);
+/// How the sinusoids of model.transformer.positions are laid out.
+enum class PositionLayout {
+  interleaved,   ///< PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(the same)
+  concatenated,  ///< PE(pos, i) = sin(pos / 10000^(i/(D/2-1))), PE(pos, D/2+i) = cos(the same)
+};
+/// model.transformer.positions; throws nmt::Error for an unknown name, and for concatenated
+/// with an odd d_model (its halves would not be equal).
+PositionLayout position_layout(const TransformerConfig& config);
 
-/// FFN(x) = max(0, x W1 + b1) W2 + b2. Shape: [B, T, D] -> [B, T, D].
+/// true for model.transformer.decoder_start "zeros", false for "bos"; throws for anything else.
+bool decoder_starts_from_zeros(const TransformerConfig& config);
+
+enum class FeedForwardActivation { relu, swish };
+/// model.transformer.ffn_activation; throws nmt::Error for an unknown name.
+FeedForwardActivation feed_forward_activation(const TransformerConfig& config);
+
+/// The sinusoidal positional encoding in `layout`. Shape: -> [positions, dim] float.
+/// concatenated is computed in float as Marian computes it, so that a Marian model's
+/// positions are the ones it was trained with.
+torch::Tensor sinusoidal_positions(int64_t positions, int64_t dim, PositionLayout layout = PositionLayout::interleaved);
+
+/// A LayerNorm over d_model with the model's epsilon.
+torch::nn::LayerNorm transformer_layer_norm(const TransformerConfig& config);
+
+/// FFN(x) = act(x W1 + b1) W2 + b2, act relu or swish. Shape: [B, T, D] -> [B, T, D].
 /// No dropout inside: the paper applies dropout only to sublayer outputs. On a bf16 path
 /// the hidden layer stays bf16 between the two products.
 class FeedForwardImpl : public torch::nn::Module {
  public:
-  FeedForwardImpl(int64_t d_model, int64_t inner_dim);
+  FeedForwardImpl(int64_t d_model, int64_t inner_dim, FeedForwardActivation activation = FeedForwardActivation::relu);
   torch::Tensor forward(const torch::Tensor& x);
 
  private:
   Linear inner_{nullptr};
   Linear outer_{nullptr};
+  FeedForwardActivation activation_;
 };
 TORCH_MODULE(FeedForward);
 

@@ -1,0 +1,29 @@
+#pragma once
+// A Marian Transformer (marian-dev's "transformer" type: Firefox Translations' and our own
+// Marian exports, OPUS-MT's once converted to .bin) as one of our models: its
+// special:model.yml becomes our config, its items our weights (export/marian_weights.h), its
+// SentencePiece vocabularies our tokenizers with our special ids (text/sentencepiece_ids.h;
+// the embedding rows and output columns follow). What the result computes is what Marian
+// computes: post-norm, Marian's sinusoids, a zero first decoder input, LayerNorm epsilon 1e-6,
+// the output bias; our searches' rule that <pad> and <s> are never emitted adds nothing, as
+// Marian's vocabularies have neither. Whatever our Transformer cannot express is refused by
+// name: another model type, pre-norm, an SSRU or average-attention decoder, factors, other
+// FFN depths, trained positions, int8 (intgemm) or float16 weights.
+#include <string>
+#include <vector>
+
+#include "nmt/models/checkpoint.h"
+
+namespace nmt {
+
+struct MarianImport {
+  LoadedModel loaded;              ///< the model in eval mode, with its config and tokenizers
+  std::vector<std::string> notes;  ///< what the import decided that a user should know
+};
+
+/// Reads `model_path` (a Marian .bin) with `vocabularies`: one SentencePiece model (.spm) for
+/// both sides, or the source's and the target's. Throws nmt::Error naming the file, the item
+/// or the config key at fault.
+MarianImport import_marian(const std::string& model_path, const std::vector<std::string>& vocabularies);
+
+}  // namespace nmt

@@ -1,0 +1,155 @@
+#include "nmt/export/marian_export.h"
+
+#include <torch/torch.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "nmt/base/atomic_file.h"
+#include "nmt/base/error.h"
+#include "nmt/export/marian_weights.h"
+#include "nmt/export/named_weights.h"
+#include "nmt/models/transformer/transformer.h"
+#include "nmt/text/tokenizer.h"
+
+namespace nmt {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Finite, so that Marian's int8 paths can quantize it; exp() of it is 0 in float.
+constexpr float kNeverChosenLogit = -1e9f;
+
+MarianItem float_item(std::string name, const torch::Tensor& value) {
+  const auto contiguous = value.to(torch::kFloat32).contiguous();
+  MarianItem item;
+  item.name = std::move(name);
+  item.type = MarianType::float32;
+  for (const auto dimension : contiguous.sizes()) item.shape.push_back(static_cast<int32_t>(dimension));
+  item.bytes.assign(static_cast<const char*>(contiguous.data_ptr()), contiguous.numel() * sizeof(float));
+  return item;
+}
+
+// Our weight of `link`, shaped as Marian stores it.
+torch::Tensor marian_value(const NamedWeights& weights, const MarianWeightLink& link) {
+  auto value = weights[link.ours];
+  if (link.rows >= 0) value = value.narrow(0, link.first_row, link.rows);
+  if (link.layout == MarianLayout::transposed) return value.t();
+  if (link.layout == MarianLayout::row) return value.unsqueeze(0);
+  return value;
+}
+
+// The output layer's bias: ours (zeros without one; Marian always adds one), and for the
+// tokens our searches never emit (<pad>, <s>: decoding/search.cpp) a logit that no softmax
+// lets through, since Marian knows no such rule.
+MarianItem output_bias_item(const NamedWeights& weights, const TransformerConfig& config, int64_t target_vocab) {
+  auto bias = config.output_bias ? weights["output_bias"].clone() : torch::zeros({target_vocab});
+  bias[SpecialIds::kPad] = kNeverChosenLogit;
+  bias[SpecialIds::kBos] = kNeverChosenLogit;
+  return float_item("decoder_ff_logit_out_b", bias.unsqueeze(0));
+}
+
+// Every setting Marian's Transformer does not compute, all named in one error.
+void refuse_what_marian_cannot_compute(const TransformerConfig& config, const std::string& model_name) {
+  std::vector<std::string> reasons;
+  // Marian's pre-norm attention normalizes the query only: keys and values are the layer's
+  // input as it is (src/models/transformer.h, LayerAttention), where ours normalizes all three.
+  if (uses_pre_norm(config))
+    reasons.push_back("norm \"pre\" (Marian's pre-norm attention reads keys and values un-normalized, ours "
+                      "normalized; set model.transformer.norm post, as OPUS-MT's models are)");
+  if (position_layout(config) != PositionLayout::concatenated)
+    reasons.push_back("positions \"" + config.positions +
+                      "\" (Marian computes every sine, then every cosine; set model.transformer.positions concatenated)");
+  if (!decoder_starts_from_zeros(config))
+    reasons.push_back("decoder_start \"" + config.decoder_start +
+                      "\" (Marian's decoder starts from a zero embedding; set model.transformer.decoder_start zeros)");
+  if (reasons.empty()) return;
+  std::string message = model_name + ": Marian cannot compute this model as it was trained: ";
+  for (size_t i = 0; i < reasons.size(); ++i) message += (i ? "; " : "") + reasons[i];
+  throw Error(message + ". Train one with those settings to export it to Marian");
+}
+
+std::string config_yaml(const ModelConfig& model) {
+  const auto& config = model.transformer;
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "type" << YAML::Value << "transformer";
+  out << YAML::Key << "dim-emb" << YAML::Value << config.d_model;
+  out << YAML::Key << "dim-vocabs" << YAML::Value << YAML::Flow << YAML::BeginSeq << model.source_vocab
+      << model.target_vocab << YAML::EndSeq;
+  out << YAML::Key << "enc-depth" << YAML::Value << config.encoder_layers;
+  out << YAML::Key << "dec-depth" << YAML::Value << config.decoder_layers;
+  out << YAML::Key << "transformer-heads" << YAML::Value << config.heads;
+  out << YAML::Key << "transformer-dim-ffn" << YAML::Value << config.ffn_dim;
+  out << YAML::Key << "transformer-ffn-depth" << YAML::Value << 2;
+  out << YAML::Key << "transformer-ffn-activation" << YAML::Value << config.ffn_activation;
+  out << YAML::Key << "transformer-preprocess" << YAML::Value << "";
+  out << YAML::Key << "transformer-postprocess" << YAML::Value << "dan";
+  out << YAML::Key << "transformer-postprocess-emb" << YAML::Value << "d";
+  out << YAML::Key << "transformer-postprocess-top" << YAML::Value << "";
+  out << YAML::Key << "transformer-decoder-autoreg" << YAML::Value << "self-attention";
+  out << YAML::Key << "transformer-train-positions" << YAML::Value << false;
+  out << YAML::Key << "tied-embeddings" << YAML::Value << (config.tie_output && !config.share_embeddings);
+  out << YAML::Key << "tied-embeddings-src" << YAML::Value << (config.share_embeddings && !config.tie_output);
+  out << YAML::Key << "tied-embeddings-all" << YAML::Value << (config.share_embeddings && config.tie_output);
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+std::string decoder_yaml(const std::string& source_vocabulary, const std::string& target_vocabulary) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "models" << YAML::Value << YAML::BeginSeq << MarianFiles::kModel << YAML::EndSeq;
+  out << YAML::Key << "vocabs" << YAML::Value << YAML::BeginSeq << source_vocabulary << target_vocabulary << YAML::EndSeq;
+  out << YAML::Key << "beam-size" << YAML::Value << 5;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace
+
+MarianModel marian_model(const LoadedModel& loaded, const std::string& model_name) {
+  const auto* transformer = dynamic_cast<const TransformerModel*>(loaded.model.get());
+  if (transformer == nullptr)
+    throw Error(model_name + ": a \"" + loaded.config.model.arch +
+                "\" model; Marian's models are Transformers here (its RNN models are not written)");
+  const auto& config = loaded.config.model.transformer;
+  refuse_what_marian_cannot_compute(config, model_name);
+  MarianModel model;
+  if (config.layer_norm_epsilon != kMarianLayerNormEpsilon) {
+    std::ostringstream note;
+    note << "LayerNorm epsilon " << config.layer_norm_epsilon << " becomes Marian's " << kMarianLayerNormEpsilon
+         << ": scores may differ in the last digits";
+    model.notes.push_back(note.str());
+  }
+  const NamedWeights weights(*transformer, model_name);
+  for (const auto& link : marian_weight_links(config))
+    if (link.ours != "output_bias") model.items.push_back(float_item(link.marian, marian_value(weights, link)));
+  model.items.push_back(output_bias_item(weights, config, loaded.config.model.target_vocab));
+  model.config_yaml = config_yaml(loaded.config.model);
+  model.items.push_back(marian_config_item(model.config_yaml));
+  return model;
+}
+
+std::vector<std::string> export_marian(const LoadedModel& loaded, const std::string& model_name,
+                                       const std::string& directory, bool replace) {
+  const auto model = marian_model(loaded, model_name);
+  const bool shared = loaded.source_tokenizer.serialized() == loaded.target_tokenizer.serialized();
+  const std::string source_vocabulary = shared ? MarianFiles::kSharedVocabulary : MarianFiles::kSourceVocabulary;
+  const std::string target_vocabulary = shared ? MarianFiles::kSharedVocabulary : MarianFiles::kTargetVocabulary;
+  write_model_directory(directory, replace, [&](const std::string& staged) {
+    const fs::path root(staged);
+    AtomicFileWriter binary((root / MarianFiles::kModel).string());
+    write_marian_binary(model.items, [&](std::string_view bytes) { binary.write(std::string(bytes)); });
+    binary.commit();
+    write_file_atomically((root / source_vocabulary).string(), loaded.source_tokenizer.serialized());
+    if (!shared) write_file_atomically((root / target_vocabulary).string(), loaded.target_tokenizer.serialized());
+    write_file_atomically((root / MarianFiles::kDecoderConfig).string(), decoder_yaml(source_vocabulary, target_vocabulary));
+  });
+  return model.notes;
+}
+
+}  // namespace nmt

@@ -1,0 +1,57 @@
+// nmt-import's command line (apps/nmt-import.cpp calls run): a model of another toolkit as one
+// of our checkpoints, which every tool then takes.
+#include "nmt/tools/tools.h"
+
+#include <filesystem>
+
+#include "nmt/base/cli.h"
+#include "nmt/base/error.h"
+#include "nmt/base/process_setup.h"
+#include "nmt/export/marian_import.h"
+#include "nmt/models/checkpoint.h"
+
+namespace nmt::tools::import_tool {
+
+int run(int argc, char** argv) {
+  nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
+  CLI::App app{"Read a model of another toolkit into a checkpoint that every nmt tool takes.\n"
+               "marian: a Marian Transformer (.bin, float32; Firefox Translations' form, or\n"
+               "nmt-export --format marian) with its SentencePiece vocabularies (.spm: one for both\n"
+               "sides, or the source's then the target's). The checkpoint computes what Marian computes\n"
+               "(post-norm, Marian's sinusoids, a zero first decoder input, the output bias); the\n"
+               "vocabularies get our special ids (<pad> and <s> added where missing). Refused by name:\n"
+               "what our Transformer cannot compute (pre-norm, SSRU or average-attention decoders,\n"
+               "factors), int8 (intgemm8) weights and the .npz form, not read yet. Then, for example:\n"
+               "  nmt-import --format marian --model model.bin --vocab vocab.spm --output model.pt\n"
+               "  nmt-translate --model model.pt < input.txt",
+               "nmt-import"};
+  nmt::cli::CommonOptions common;
+  nmt::cli::add_common_options(app, common);
+  std::string format, model_path, output;
+  std::vector<std::string> vocabularies;
+  bool force = false;
+  app.add_option("--format", format, "What to read")->required()->check(CLI::IsMember({"marian"}));
+  app.add_option("--model,-m", model_path, "The model file (Marian: model.bin)")->required()->check(CLI::ExistingFile);
+  app.add_option("--vocab", vocabularies, "SentencePiece vocabularies: one for both sides, or source then target")
+      ->required()
+      ->expected(1, 2)
+      ->check(CLI::ExistingFile);
+  app.add_option("--output,-o", output, "The checkpoint to write (.pt; appears whole or not at all)")->required();
+  app.add_flag("--force", force, "Replace --output if it exists");
+  return nmt::cli::run(app, common, argc, argv, [&] {
+    if (std::filesystem::exists(output) && !force) throw nmt::Error(output + " exists (--force replaces it)");
+    auto imported = nmt::import_marian(model_path, vocabularies);
+    auto& loaded = imported.loaded;
+    nmt::save_checkpoint(output, loaded.config, *loaded.model, loaded.source_tokenizer, loaded.target_tokenizer);
+    for (const auto& note : imported.notes) nmt::cli::print_line("nmt-import: note: " + note);
+    nmt::cli::print_line("nmt-import: wrote " + output + " (a Transformer: d_model " +
+                         std::to_string(loaded.config.model.transformer.d_model) + ", " +
+                         std::to_string(loaded.config.model.transformer.encoder_layers) + "+" +
+                         std::to_string(loaded.config.model.transformer.decoder_layers) + " layers, vocabularies " +
+                         std::to_string(loaded.config.model.source_vocab) + " and " +
+                         std::to_string(loaded.config.model.target_vocab) + ")");
+    return 0;
+  });
+}
+
+}  // namespace nmt::tools::import_tool

@@ -1,0 +1,176 @@
+// Reading Marian's models: a vocabulary as Marian's trainer makes it (</s> 0, <unk> 1, no <s>
+// or <pad>; tests/fixtures/marian-vocabulary) given our special ids, and a model in Marian's
+// own ids imported to compute what the model it was made from computes. What the imported
+// model computes against Marian itself: tests/apps/marian_test.sh.
+#include "support/catch.h"
+#include <torch/torch.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "nmt/base/atomic_file.h"
+#include "nmt/base/error.h"
+#include "nmt/export/marian_export.h"
+#include "nmt/export/marian_format.h"
+#include "nmt/export/marian_import.h"
+#include "nmt/models/registry.h"
+#include "nmt/models/transformer/transformer.h"
+#include "nmt/text/sentencepiece_ids.h"
+#include "nmt/text/tokenizer.h"
+#include "support/test_util.h"
+#include "support/tiny_task.h"
+
+using namespace nmt;
+using nmt::test::ScratchDir;
+
+namespace {
+
+std::string marian_vocabulary_path() { return test::source_path("tests/fixtures/marian-vocabulary/numbers.spm"); }
+
+// Marian's ids of "five hundred" (spm_encode --output_format=id with the fixture).
+const std::vector<int> kMarianIds{31, 40, 49, 34, 18};
+
+// The items of `items` whose vocabulary axis is in our ids, put in Marian's: row (or for the
+// output layer's [D, V], column) m is our new_id_of[m]; <pad> and <s> leave.
+std::vector<MarianItem> in_marian_ids(std::vector<MarianItem> items, const std::vector<int>& new_id_of) {
+  const auto index = torch::tensor(std::vector<int64_t>(new_id_of.begin(), new_id_of.end()));
+  for (auto& item : items) {
+    int axis = -1;
+    if (item.name == "Wemb" || item.name == "encoder_Wemb" || item.name == "decoder_Wemb") axis = 0;
+    if (item.name == "decoder_ff_logit_out_W" || item.name == "decoder_ff_logit_out_b") axis = 1;
+    if (axis < 0) continue;
+    auto value = torch::empty(std::vector<int64_t>(item.shape.begin(), item.shape.end()), torch::kFloat32);
+    std::memcpy(value.data_ptr(), item.bytes.data(), item.bytes.size());
+    value = value.index_select(axis, index).contiguous();
+    item.shape[axis] = static_cast<int32_t>(new_id_of.size());
+    item.bytes.assign(static_cast<const char*>(value.data_ptr()), value.numel() * sizeof(float));
+  }
+  for (auto& item : items)
+    if (item.name == kMarianModelConfigItem) {
+      auto text = marian_config_text(item);
+      const auto ours = std::to_string(new_id_of.size() + 2), marian = std::to_string(new_id_of.size());
+      const auto at = text.find("dim-vocabs: [" + ours + ", " + ours + "]");
+      REQUIRE(at != std::string::npos);
+      text.replace(at, std::string("dim-vocabs: [" + ours + ", " + ours + "]").size(),
+                   "dim-vocabs: [" + marian + ", " + marian + "]");
+      item = marian_config_item(text);
+    }
+  return items;
+}
+
+}  // namespace
+
+TEST_CASE("SentencePiece ids: Marian's vocabulary gets ours, segmenting as before", "[export][marian][tokenizer]") {
+  const auto original = read_file(marian_vocabulary_path(), "fixture");
+  CHECK_THROWS_WITH(Tokenizer::from_serialized(original, "numbers.spm"), HasSubstring("fixed special ids"));
+  const auto reordered = with_our_special_ids(original, "numbers.spm");
+  REQUIRE(reordered.new_id_of.size() == 60);
+  CHECK(reordered.vocab_size == 62);  // <pad> and <s> added
+  CHECK(reordered.new_id_of[0] == SpecialIds::kEos);
+  CHECK(reordered.new_id_of[1] == SpecialIds::kUnk);
+  CHECK(reordered.new_id_of[2] == 4);
+  CHECK(reordered.new_id_of[59] == 61);
+  const auto tokenizer = Tokenizer::from_serialized(reordered.serialized, "reordered");
+  CHECK(tokenizer.vocab_size() == 62);
+  CHECK(tokenizer.piece(SpecialIds::kPad) == "<pad>");
+  CHECK(tokenizer.piece(SpecialIds::kBos) == "<s>");
+  CHECK(tokenizer.piece(SpecialIds::kEos) == "</s>");
+  std::vector<int> expected;
+  for (const int id : kMarianIds) expected.push_back(reordered.new_id_of[id]);
+  CHECK(tokenizer.encode("five hundred") == expected);
+  CHECK(tokenizer.decode(tokenizer.encode("five hundred")) == "five hundred");
+  // Ours already: the same ids, each piece where it was.
+  const auto again = with_our_special_ids(reordered.serialized, "again");
+  CHECK(again.vocab_size == 62);
+  for (int id = 0; id < 62; ++id) CHECK(again.new_id_of[id] == id);
+
+  CHECK_THROWS_WITH(with_our_special_ids("\x0a\xff\xff", "junk.spm"), HasSubstring("not a SentencePiece model: junk.spm"));
+  CHECK_THROWS_WITH(with_our_special_ids(std::string("\x12\x00", 2), "empty.spm"), HasSubstring("no pieces"));
+}
+
+TEST_CASE("Marian import: a model in Marian's ids computes what its original computes", "[export][marian]") {
+  ScratchDir dir;
+  const auto reordered = with_our_special_ids(read_file(marian_vocabulary_path(), "fixture"), "numbers.spm");
+  const auto tokenizer = Tokenizer::from_serialized(reordered.serialized, "numbers.spm");
+  Config config;
+  auto& x = config.model.transformer;
+  config.model.source_vocab = config.model.target_vocab = tokenizer.vocab_size();
+  x.d_model = 8, x.heads = 2, x.ffn_dim = 16, x.encoder_layers = 1, x.decoder_layers = 2, x.max_positions = 32;
+  x.norm = "post", x.positions = "concatenated", x.decoder_start = "zeros", x.layer_norm_epsilon = 1e-6;
+  x.share_embeddings = true, x.tie_output = true, x.output_bias = true, x.ffn_activation = "swish";
+  torch::manual_seed(5);
+  auto model = build_model(config.model);
+  {
+    torch::NoGradGuard no_grad;
+    model->named_parameters()["output_bias"].normal_();
+  }
+  model->eval();
+  const LoadedModel original{config, model, tokenizer, tokenizer};
+
+  // Marian's form of it: its items in Marian's ids, with Marian's vocabulary.
+  const auto marian = marian_model(original, "original.pt");
+  const auto path = dir.file("model.bin");
+  {
+    AtomicFileWriter file(path);
+    write_marian_binary(in_marian_ids(marian.items, reordered.new_id_of), [&](std::string_view b) { file.write(std::string(b)); });
+    file.commit();
+  }
+  const auto imported = import_marian(path, {marian_vocabulary_path()});
+  const auto& loaded = imported.loaded;
+  CHECK(loaded.config.model.source_vocab == 62);
+  CHECK(loaded.config.model.transformer.output_bias);
+  CHECK(loaded.config.model.transformer.ffn_activation == "swish");
+  CHECK(loaded.source_tokenizer.serialized() == reordered.serialized);
+
+  // The same logits for every token but <pad> and <s>, which Marian's vocabulary does not have
+  // (the import gives them a bias of -1e9).
+  torch::NoGradGuard no_grad;
+  const auto source = torch::tensor(std::vector<int64_t>{33, 42, 51, 36, 20, SpecialIds::kEos}).unsqueeze(0);
+  const auto target = torch::tensor(std::vector<int64_t>{SpecialIds::kBos, 25, 30, 7}).unsqueeze(0);
+  const auto expected = original.model->forward(source, target).logits;
+  const auto actual = loaded.model->forward(source, target).logits;
+  std::vector<int64_t> kept;
+  for (int64_t id = 0; id < 62; ++id)
+    if (id != SpecialIds::kPad && id != SpecialIds::kBos) kept.push_back(id);
+  const auto columns = torch::tensor(kept);
+  CHECK((expected.index_select(2, columns) - actual.index_select(2, columns)).abs().max().item<float>() < 1e-5);
+  CHECK(actual.select(2, SpecialIds::kPad).max().item<float>() < -1e8);
+  CHECK(actual.select(2, SpecialIds::kBos).max().item<float>() < -1e8);
+}
+
+TEST_CASE("Marian import: what our Transformer cannot compute is refused by name", "[export][marian]") {
+  ScratchDir dir;
+  auto write = [&](const std::string& yaml, std::vector<MarianItem> items = {}) {
+    items.push_back(marian_config_item(yaml));
+    const auto path = dir.file("m.bin");
+    std::string bytes;
+    write_marian_binary(items, [&](std::string_view b) { bytes.append(b); });
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  };
+  const std::string sizes = "dim-emb: 8\ntransformer-heads: 2\ntransformer-dim-ffn: 16\nenc-depth: 1\ndec-depth: 1\n"
+                            "dim-vocabs: [60, 60]\n";
+  const auto vocabulary = marian_vocabulary_path();
+  CHECK_THROWS_WITH(import_marian(write("type: transformer\ntransformer-preprocess: n\ntransformer-postprocess: da\n"
+                                        "transformer-decoder-autoreg: rnn\n" + sizes),
+                                  {vocabulary}),
+                    HasSubstring("transformer-preprocess: n") && HasSubstring("transformer-postprocess: da") &&
+                        HasSubstring("transformer-decoder-autoreg: rnn"));
+  CHECK_THROWS_WITH(import_marian(write("type: s2s\n" + sizes), {vocabulary}), HasSubstring("type: s2s"));
+  CHECK_THROWS_WITH(import_marian(write("type: transformer\ndim-vocabs: [60, 60]\n"), {vocabulary}),
+                    HasSubstring("has no transformer-dim-ffn"));
+  CHECK_THROWS_WITH(import_marian(write("type: transformer\n" + sizes), {vocabulary}), HasSubstring("no item Wemb") ||
+                    HasSubstring("no item encoder_Wemb"));
+  CHECK_THROWS_WITH(import_marian(write("type: transformer\ndim-emb: 8\ntransformer-heads: 2\ntransformer-dim-ffn: 16\n"
+                                        "enc-depth: 1\ndec-depth: 1\ndim-vocabs: [50, 60]\n"),
+                                  {vocabulary}),
+                    HasSubstring("60 pieces, but") && HasSubstring("source vocabulary of 50"));
+  CHECK_THROWS_WITH(import_marian(dir.file("model.npz"), {vocabulary}), HasSubstring(".npz form is not read yet"));
+  MarianItem int8_weight;
+  int8_weight.name = "Wemb";
+  int8_weight.type = MarianType::intgemm8;
+  int8_weight.shape = {60, 8};
+  int8_weight.bytes = std::string(60 * 8 + 4, '\0');
+  CHECK_THROWS_WITH(import_marian(write("type: transformer\ntied-embeddings-all: true\n" + sizes, {int8_weight}), {vocabulary}),
+                    HasSubstring("item Wemb is intgemm8"));
+}
