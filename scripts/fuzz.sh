@@ -23,7 +23,7 @@ cmake -S tests/fuzz -B "$OUT" -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_BUILD_TYPE=Non
   || { cat "$OUT/configure.log" >&2; exit 1; }
 cmake --build "$OUT" -j"$(nproc)" >"$OUT/build.log" 2>&1 || { tail -n 60 "$OUT/build.log" >&2; exit 1; }
 status=0
-for harness in fuzz_corpus fuzz_config fuzz_metrics fuzz_checkpoint_seal fuzz_serve_request fuzz_marian_binary fuzz_sentencepiece_ids; do
+for harness in fuzz_corpus fuzz_config fuzz_metrics fuzz_checkpoint_seal fuzz_serve_request fuzz_marian_binary fuzz_marian_npz fuzz_sentencepiece_ids; do
   mkdir -p "$OUT/corpus/$harness"
   seeds=()  # well-formed inputs to start from (read, not written)
   [ -d "tests/fuzz/seeds/$harness" ] && seeds=("tests/fuzz/seeds/$harness")

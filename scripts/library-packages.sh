@@ -10,6 +10,6 @@ library_packages=(
   libgloo-dev
   libdnnl-dev  # oneDNN's C header: the types of the GEMMs called directly (LibTorch loads the library)
   zlib1g-dev  # CRC-32 of checkpoints
-  libyaml-cpp-dev  # Marian's model.yml (nmt-export --format marian, nmt-import)
+  libyaml-cpp-dev libzip-dev  # Marian's model.yml and .npz (nmt-export --format marian, nmt-import)
   libboost-dev  # nmt-serve's HTTP: Boost.Beast and Boost.Asio (header-only)
 )

@@ -9,6 +9,7 @@
 
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/error.h"
+#include "nmt/export/marian_npz.h"
 #include "nmt/export/marian_weights.h"
 #include "nmt/export/named_weights.h"
 #include "nmt/models/transformer/transformer.h"
@@ -23,7 +24,7 @@ namespace fs = std::filesystem;
 // Finite, so that Marian's int8 paths can quantize it; exp() of it is 0 in float.
 constexpr float kNeverChosenLogit = -1e9f;
 
-MarianItem float_item(std::string name, const torch::Tensor& value) {
+MarianItem marian_float_item(std::string name, const torch::Tensor& value) {
   const auto contiguous = value.to(torch::kFloat32).contiguous();
   MarianItem item;
   item.name = std::move(name);
@@ -49,7 +50,7 @@ MarianItem output_bias_item(const NamedWeights& weights, const TransformerConfig
   auto bias = config.output_bias ? weights["output_bias"].clone() : torch::zeros({target_vocab});
   bias[SpecialIds::kPad] = kNeverChosenLogit;
   bias[SpecialIds::kBos] = kNeverChosenLogit;
-  return float_item("decoder_ff_logit_out_b", bias.unsqueeze(0));
+  return marian_float_item("decoder_ff_logit_out_b", bias.unsqueeze(0));
 }
 
 // Every setting Marian's Transformer does not compute, all named in one error.
@@ -72,7 +73,7 @@ void refuse_what_marian_cannot_compute(const TransformerConfig& config, const st
   throw Error(message + ". Train one with those settings to export it to Marian");
 }
 
-std::string config_yaml(const ModelConfig& model) {
+std::string marian_config_yaml(const ModelConfig& model) {
   const auto& config = model.transformer;
   YAML::Emitter out;
   out << YAML::BeginMap;
@@ -99,7 +100,7 @@ std::string config_yaml(const ModelConfig& model) {
   return std::string(out.c_str()) + "\n";
 }
 
-std::string decoder_yaml(const std::string& source_vocabulary, const std::string& target_vocabulary) {
+std::string marian_decoder_yaml(const std::string& source_vocabulary, const std::string& target_vocabulary) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "models" << YAML::Value << YAML::BeginSeq << MarianFiles::kModel << YAML::EndSeq;
@@ -127,9 +128,9 @@ MarianModel marian_model(const LoadedModel& loaded, const std::string& model_nam
   }
   const NamedWeights weights(*transformer, model_name);
   for (const auto& link : marian_weight_links(config))
-    if (link.ours != "output_bias") model.items.push_back(float_item(link.marian, marian_value(weights, link)));
+    if (link.ours != "output_bias") model.items.push_back(marian_float_item(link.marian, marian_value(weights, link)));
   model.items.push_back(output_bias_item(weights, config, loaded.config.model.target_vocab));
-  model.config_yaml = config_yaml(loaded.config.model);
+  model.config_yaml = marian_config_yaml(loaded.config.model);
   model.items.push_back(marian_config_item(model.config_yaml));
   return model;
 }
@@ -145,9 +146,10 @@ std::vector<std::string> export_marian(const LoadedModel& loaded, const std::str
     AtomicFileWriter binary((root / MarianFiles::kModel).string());
     write_marian_binary(model.items, [&](std::string_view bytes) { binary.write(std::string(bytes)); });
     binary.commit();
+    write_file_atomically((root / MarianFiles::kNpzModel).string(), marian_npz_bytes(model.items));
     write_file_atomically((root / source_vocabulary).string(), loaded.source_tokenizer.serialized());
     if (!shared) write_file_atomically((root / target_vocabulary).string(), loaded.target_tokenizer.serialized());
-    write_file_atomically((root / MarianFiles::kDecoderConfig).string(), decoder_yaml(source_vocabulary, target_vocabulary));
+    write_file_atomically((root / MarianFiles::kDecoderConfig).string(), marian_decoder_yaml(source_vocabulary, target_vocabulary));
   });
   return model.notes;
 }

@@ -12,20 +12,20 @@ namespace nmt {
 
 namespace {
 
-constexpr uint64_t kAlignment = 256;  // Marian aligns the values block and each item to it
-constexpr uint64_t kIntgemmClass = 0x4000;
+constexpr uint64_t kMarianAlignment = 256;  // Marian aligns the values block and each item to it
+constexpr uint64_t kMarianIntgemmClass = 0x4000;
 
-struct Header {
+struct MarianHeader {
   uint64_t name_length;  // with the NUL
   uint64_t type;
   uint64_t rank;
   uint64_t byte_count;
 };
-static_assert(sizeof(Header) == 32, "Marian's header is four u64");
+static_assert(sizeof(MarianHeader) == 32, "Marian's header is four u64");
 
-uint64_t element_size(uint64_t type) { return type & 0xFF; }
+uint64_t marian_element_size(uint64_t type) { return type & 0xFF; }
 
-bool known_type(uint64_t type) {
+bool known_marian_type(uint64_t type) {
   switch (static_cast<MarianType>(type)) {
     case MarianType::int8:
     case MarianType::int32:
@@ -38,12 +38,12 @@ bool known_type(uint64_t type) {
   return false;
 }
 
-uint64_t padded(uint64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+uint64_t marian_padded(uint64_t bytes) { return (bytes + kMarianAlignment - 1) / kMarianAlignment * kMarianAlignment; }
 
 // Reads the file front to back; every read is checked against what is left.
-class Cursor {
+class MarianCursor {
  public:
-  Cursor(std::string_view file, const std::string& file_name) : file_(file), file_name_(file_name) {}
+  MarianCursor(std::string_view file, const std::string& file_name) : file_(file), file_name_(file_name) {}
 
   template <class T>
   T value(const std::string& what) {
@@ -114,38 +114,38 @@ void write_marian_binary(const std::vector<MarianItem>& items, const std::functi
     if (item.name.empty()) throw Error("Marian model: an item without a name");
     if (!names.insert(item.name).second) throw Error("Marian model: item " + item.name + " twice");
     const auto type = static_cast<uint64_t>(item.type);
-    if ((type & kIntgemmClass) == 0 &&
-        static_cast<uint64_t>(item.elements()) * element_size(type) != item.bytes.size())
+    if ((type & kMarianIntgemmClass) == 0 &&
+        static_cast<uint64_t>(item.elements()) * marian_element_size(type) != item.bytes.size())
       throw Error("Marian model: item " + item.name + " has " + std::to_string(item.bytes.size()) +
                   " bytes for " + std::to_string(item.elements()) + " " + marian_type_name(type) + " values");
-    head += raw_bytes(Header{item.name.size() + 1, type, item.shape.size(), padded(item.bytes.size())});
+    head += raw_bytes(MarianHeader{item.name.size() + 1, type, item.shape.size(), marian_padded(item.bytes.size())});
   }
   for (const auto& item : items) head += item.name + '\0';
   for (const auto& item : items)
     for (const auto dimension : item.shape) head += raw_bytes(dimension);
   // The values start at the next 256-byte boundary after the padding count itself.
-  const uint64_t values_start = (head.size() + sizeof(uint64_t)) / kAlignment * kAlignment + kAlignment;
+  const uint64_t values_start = (head.size() + sizeof(uint64_t)) / kMarianAlignment * kMarianAlignment + kMarianAlignment;
   const uint64_t padding = values_start - head.size() - sizeof(uint64_t);
   head += raw_bytes(padding) + std::string(padding, '\0');
   sink(head);
   for (const auto& item : items) {
     sink(item.bytes);
-    sink(std::string(padded(item.bytes.size()) - item.bytes.size(), '\0'));
+    sink(std::string(marian_padded(item.bytes.size()) - item.bytes.size(), '\0'));
   }
 }
 
 std::vector<MarianItem> read_marian_binary(std::string_view file, const std::string& file_name) {
   if (!host_is_little_endian()) throw Error(file_name + ": reading a Marian model needs a little-endian machine");
-  Cursor cursor(file, file_name);
+  MarianCursor cursor(file, file_name);
   const auto version = cursor.value<uint64_t>("the file version");
   if (version != kMarianBinaryVersion)
     throw Error(file_name + ": Marian binary file version " + std::to_string(version) + ", " +
                 std::to_string(kMarianBinaryVersion) + " expected (is it a Marian .bin?)");
   const auto count = cursor.value<uint64_t>("the item count");
-  if (count > cursor.left() / sizeof(Header))
+  if (count > cursor.left() / sizeof(MarianHeader))
     throw Error(file_name + ": " + std::to_string(count) + " items announced, more than the file can hold");
-  std::vector<Header> headers(count);
-  for (auto& header : headers) header = cursor.value<Header>("an item header");
+  std::vector<MarianHeader> headers(count);
+  for (auto& header : headers) header = cursor.value<MarianHeader>("an item header");
   std::vector<MarianItem> items(count);
   std::set<std::string> names;
   for (uint64_t i = 0; i < count; ++i) {
@@ -156,7 +156,7 @@ std::vector<MarianItem> read_marian_binary(std::string_view file, const std::str
       throw Error(file_name + ": " + what + " is not one NUL-terminated string");
     items[i].name = std::string(name.substr(0, name.size() - 1));
     if (!names.insert(items[i].name).second) throw Error(file_name + ": item " + items[i].name + " twice");
-    if (!known_type(headers[i].type))
+    if (!known_marian_type(headers[i].type))
       throw Error(file_name + ": item " + items[i].name + " has " + marian_type_name(headers[i].type) +
                   ", which we do not read (float32, float16, int8, int32, intgemm8, intgemm16)");
     items[i].type = static_cast<MarianType>(headers[i].type);
@@ -179,11 +179,11 @@ std::vector<MarianItem> read_marian_binary(std::string_view file, const std::str
     auto& item = items[i];
     const auto type = static_cast<uint64_t>(item.type);
     const auto bytes = cursor.take(headers[i].byte_count, "the values of item " + item.name);
-    const auto needed = static_cast<uint64_t>(item.elements()) * element_size(type);
+    const auto needed = static_cast<uint64_t>(item.elements()) * marian_element_size(type);
     if (bytes.size() < needed)
       throw Error(file_name + ": item " + item.name + " has " + std::to_string(bytes.size()) + " bytes, its shape needs " +
                   std::to_string(needed));
-    item.bytes = std::string((type & kIntgemmClass) != 0 ? bytes : bytes.substr(0, needed));
+    item.bytes = std::string((type & kMarianIntgemmClass) != 0 ? bytes : bytes.substr(0, needed));
   }
   return items;
 }

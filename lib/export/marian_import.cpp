@@ -11,6 +11,7 @@
 #include "nmt/base/error.h"
 #include "nmt/export/marian_export.h"
 #include "nmt/export/marian_format.h"
+#include "nmt/export/marian_npz.h"
 #include "nmt/export/marian_weights.h"
 #include "nmt/models/registry.h"
 #include "nmt/text/sentencepiece_ids.h"
@@ -68,7 +69,7 @@ class MarianConfig {
 };
 
 // What a Marian Transformer is in our config; every setting we cannot compute named at once.
-ModelConfig model_config(const MarianConfig& marian, const std::string& origin) {
+ModelConfig marian_model_config(const MarianConfig& marian, const std::string& origin) {
   std::vector<std::string> reasons;
   marian.require<std::string>(reasons, "type", "amun", "transformer", "only Marian's Transformer is read");
   marian.require<std::string>(reasons, "transformer-preprocess", "", "", "pre-norm: Marian's reads keys and values un-normalized, ours does not");
@@ -124,7 +125,7 @@ ModelConfig model_config(const MarianConfig& marian, const std::string& origin) 
 }
 
 // The item as float32 values, or an error naming what it is instead.
-torch::Tensor item_tensor(const MarianItem& item, const std::string& origin) {
+torch::Tensor marian_item_tensor(const MarianItem& item, const std::string& origin) {
   if (item.type != MarianType::float32)
     throw Error(origin + ": item " + item.name + " is " + marian_type_name(static_cast<uint64_t>(item.type)) +
                 "; only float32 weights are read (an intgemm8 model is not dequantized yet)");
@@ -134,22 +135,58 @@ torch::Tensor item_tensor(const MarianItem& item, const std::string& origin) {
   return tensor;
 }
 
-struct Vocabulary {
+struct ImportedVocabulary {
   Tokenizer tokenizer;
   std::vector<int> our_id_of_marian_id;
+  int unlisted = 0;  // pieces of the SentencePiece model that the id list does not have
 };
 
-Vocabulary vocabulary(const std::string& path, int64_t marian_size, const std::string& side, const std::string& origin) {
-  const auto reordered = with_our_special_ids(read_file(path, "vocabulary"), path);
+// A Marian vocab.yml ("piece: id" for ids 0..n-1) as piece texts by id.
+std::vector<std::string> marian_id_list(const std::string& path) {
+  YAML::Node node;
+  try {
+    node = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw Error(path + ": not a Marian vocabulary (YAML): " + e.what());
+  }
+  if (!node.IsMap()) throw Error(path + ": not a Marian vocabulary (a map of piece: id expected)");
+  std::vector<std::string> pieces(node.size());
+  std::vector<bool> seen(node.size(), false);
+  for (const auto& entry : node) {
+    long long id = -1;
+    std::string piece;
+    try {
+      piece = entry.first.as<std::string>();
+      id = entry.second.as<long long>();
+    } catch (const YAML::Exception&) {
+      throw Error(path + ": an entry that is not piece: id");
+    }
+    if (id < 0 || id >= static_cast<long long>(pieces.size()) || seen[static_cast<size_t>(id)])
+      throw Error(path + ": id " + std::to_string(id) + " of \"" + piece + "\" is repeated or outside 0.." +
+                  std::to_string(pieces.size() - 1));
+    pieces[static_cast<size_t>(id)] = piece;
+    seen[static_cast<size_t>(id)] = true;
+  }
+  return pieces;
+}
+
+// The tokenizer of one side with our special ids; Marian's ids are the SentencePiece model's
+// own, or those of `id_list` (a vocab.yml) where given.
+ImportedVocabulary imported_vocabulary(const std::string& path, const std::string& id_list, int64_t marian_size,
+                      const std::string& side, const std::string& origin) {
+  const auto model = read_file(path, "vocabulary");
+  const auto reordered = id_list.empty() ? with_our_special_ids(model, path)
+                                         : with_our_special_ids(model, path, marian_id_list(id_list));
+  const auto& ids_from = id_list.empty() ? path : id_list;
   if (static_cast<int64_t>(reordered.new_id_of.size()) != marian_size)
-    throw Error(path + ": " + std::to_string(reordered.new_id_of.size()) + " pieces, but " + origin + " has a " +
+    throw Error(ids_from + ": " + std::to_string(reordered.new_id_of.size()) + " pieces, but " + origin + " has a " +
                 side + " vocabulary of " + std::to_string(marian_size) + " (dim-vocabs)");
-  return {Tokenizer::from_serialized(reordered.serialized, path), reordered.new_id_of};
+  return {Tokenizer::from_serialized(reordered.serialized, path), reordered.new_id_of, reordered.unlisted};
 }
 
 // Marian's value of `link` in our shape, the vocabulary axis in our ids (new rows: zero, or
 // for the output bias a logit that is never chosen: <pad> and <s> do not exist in Marian).
-torch::Tensor our_value(const torch::Tensor& marian, const MarianWeightLink& link, const Vocabulary* vocabulary,
+torch::Tensor our_weight_value(const torch::Tensor& marian, const MarianWeightLink& link, const ImportedVocabulary* vocabulary,
                         int64_t our_vocab) {
   auto value = marian;
   if (link.layout == MarianLayout::transposed) value = value.t();
@@ -165,8 +202,8 @@ torch::Tensor our_value(const torch::Tensor& marian, const MarianWeightLink& lin
   return ours;
 }
 
-void copy_weights(Seq2SeqModel& model, const std::map<std::string, const MarianItem*>& items,
-                  const std::vector<MarianWeightLink>& links, const Vocabulary& source, const Vocabulary& target,
+void copy_marian_weights(Seq2SeqModel& model, const std::map<std::string, const MarianItem*>& items,
+                  const std::vector<MarianWeightLink>& links, const ImportedVocabulary& source, const ImportedVocabulary& target,
                   const ModelConfig& config, const std::string& origin) {
   auto parameters = model.named_parameters();
   std::set<std::string> used;
@@ -175,11 +212,11 @@ void copy_weights(Seq2SeqModel& model, const std::map<std::string, const MarianI
     const auto found = items.find(link.marian);
     if (found == items.end()) throw Error(origin + ": no item " + link.marian + " (the config says the model has it)");
     used.insert(link.marian);
-    const Vocabulary* axis = link.vocabulary == VocabularyAxis::source   ? &source
+    const ImportedVocabulary* axis = link.vocabulary == VocabularyAxis::source   ? &source
                              : link.vocabulary == VocabularyAxis::target ? &target
                                                                          : nullptr;
     const auto our_vocab = link.vocabulary == VocabularyAxis::source ? config.source_vocab : config.target_vocab;
-    const auto value = our_value(item_tensor(*found->second, origin), link, axis, our_vocab);
+    const auto value = our_weight_value(marian_item_tensor(*found->second, origin), link, axis, our_vocab);
     auto destination = parameters[link.ours];
     if (link.rows >= 0) destination = destination.narrow(0, link.first_row, link.rows);
     if (destination.sizes() != value.sizes())
@@ -194,13 +231,14 @@ void copy_weights(Seq2SeqModel& model, const std::map<std::string, const MarianI
 
 }  // namespace
 
-MarianImport import_marian(const std::string& model_path, const std::vector<std::string>& vocabularies) {
+MarianImport import_marian(const std::string& model_path, const std::vector<std::string>& vocabularies,
+                           const std::vector<std::string>& id_lists) {
   if (vocabularies.empty() || vocabularies.size() > 2)
     throw Error("a Marian model needs one SentencePiece vocabulary (.spm) for both sides, or two (source, target)");
-  if (model_path.size() >= 4 && model_path.compare(model_path.size() - 4, 4, ".npz") == 0)
-    throw Error(model_path + ": Marian's .npz form is not read yet; convert it with Marian's "
-                "marian-conv --from model.npz --to model.bin, then import the .bin");
-  const auto items = read_marian_binary(read_file(model_path, "Marian model"), model_path);
+  if (id_lists.size() > 2) throw Error("a Marian model has one vocab.yml for both sides, or two (source, target)");
+  const auto bytes = read_file(model_path, "Marian model");
+  const bool npz = bytes.compare(0, 4, "PK\x03\x04") == 0;  // a zip archive's first entry
+  const auto items = npz ? read_marian_npz(bytes, model_path) : read_marian_binary(bytes, model_path);
   std::map<std::string, const MarianItem*> by_name;
   for (const auto& item : items) by_name[item.name] = &item;
   const auto config_item = by_name.find(kMarianModelConfigItem);
@@ -208,23 +246,31 @@ MarianImport import_marian(const std::string& model_path, const std::vector<std:
   const MarianConfig marian(marian_config_text(*config_item->second), model_path);
 
   Config config;
-  config.model = model_config(marian, model_path);
+  config.model = marian_model_config(marian, model_path);
   const auto marian_source = config.model.source_vocab, marian_target = config.model.target_vocab;
-  const auto source = vocabulary(vocabularies.front(), marian_source, "source", model_path);
-  const auto target = vocabulary(vocabularies.back(), marian_target, "target", model_path);
+  const std::string no_list;
+  const auto& source_ids = id_lists.empty() ? no_list : id_lists.front();
+  const auto& target_ids = id_lists.empty() ? no_list : id_lists.back();
+  const auto source = imported_vocabulary(vocabularies.front(), source_ids, marian_source, "source", model_path);
+  const auto target = imported_vocabulary(vocabularies.back(), target_ids, marian_target, "target", model_path);
   config.model.source_vocab = source.tokenizer.vocab_size();
   config.model.target_vocab = target.tokenizer.vocab_size();
   if (config.model.transformer.share_embeddings && source.tokenizer.serialized() != target.tokenizer.serialized())
     throw Error(model_path + ": shares its embeddings between source and target, but two different vocabularies were given");
   config.validate();
   auto model = build_model(config.model);
-  copy_weights(*model, by_name, marian_weight_links(config.model.transformer), source, target, config.model, model_path);
+  copy_marian_weights(*model, by_name, marian_weight_links(config.model.transformer), source, target, config.model, model_path);
   model->eval();
   MarianImport result{LoadedModel{config, model, source.tokenizer, target.tokenizer}, {}};
   result.notes.push_back("<pad> and <s> added where the vocabularies had none (" +
                          std::to_string(config.model.source_vocab - marian_source) + " source, " +
                          std::to_string(config.model.target_vocab - marian_target) +
                          " target pieces); the embedding rows and output columns follow");
+  for (const auto* side : {&source, &target})
+    if (side->unlisted > 0)
+      result.notes.push_back(std::to_string(side->unlisted) + " pieces of " +
+                             (side == &source ? vocabularies.front() : vocabularies.back()) +
+                             " are not in its vocab.yml: Marian reads them as <unk>, here segmentation splits them");
   return result;
 }
 

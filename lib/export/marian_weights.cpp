@@ -4,9 +4,9 @@ namespace nmt {
 
 namespace {
 
-class LinkList {
+class MarianLinkList {
  public:
-  explicit LinkList(int64_t d_model) : d_model_(d_model) {}
+  explicit MarianLinkList(int64_t d_model) : d_model_(d_model) {}
 
   // A Linear: Marian's weight [in, out] and bias [1, out]; rows [first, first + count) of ours.
   void linear(const std::string& weight, const std::string& bias, const std::string& ours, int64_t first = 0,
@@ -42,7 +42,7 @@ class LinkList {
   std::vector<MarianWeightLink> links_;
 };
 
-void add_layers(LinkList& links, const TransformerConfig& config) {
+void add_marian_layer_links(MarianLinkList& links, const TransformerConfig& config) {
   for (int64_t i = 0; i < config.encoder_layers; ++i) {
     const auto prefix = "encoder_l" + std::to_string(i + 1);
     const auto ours = "encoder." + std::to_string(i);
@@ -68,7 +68,7 @@ void add_layers(LinkList& links, const TransformerConfig& config) {
 }  // namespace
 
 std::vector<MarianWeightLink> marian_weight_links(const TransformerConfig& config) {
-  LinkList links(config.d_model);
+  MarianLinkList links(config.d_model);
   // Marian's tying options name the embeddings: one Wemb when shared (tied-embeddings-src or
   // -all), else encoder_Wemb and decoder_Wemb; the output layer is Wemb (or decoder_Wemb)
   // transposed when tied, else decoder_ff_logit_out_W.
@@ -82,7 +82,7 @@ std::vector<MarianWeightLink> marian_weight_links(const TransformerConfig& confi
     links.add({"decoder_ff_logit_out_W", "output_weight", MarianLayout::transposed, 0, -1, VocabularyAxis::target});
   if (config.output_bias)
     links.add({"decoder_ff_logit_out_b", "output_bias", MarianLayout::row, 0, -1, VocabularyAxis::target});
-  add_layers(links, config);
+  add_marian_layer_links(links, config);
   return links.take();
 }
 

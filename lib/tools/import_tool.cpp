@@ -15,20 +15,23 @@ namespace nmt::tools::import_tool {
 int run(int argc, char** argv) {
   nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   CLI::App app{"Read a model of another toolkit into a checkpoint that every nmt tool takes.\n"
-               "marian: a Marian Transformer (.bin, float32; Firefox Translations' form, or\n"
-               "nmt-export --format marian) with its SentencePiece vocabularies (.spm: one for both\n"
-               "sides, or the source's then the target's). The checkpoint computes what Marian computes\n"
-               "(post-norm, Marian's sinusoids, a zero first decoder input, the output bias); the\n"
-               "vocabularies get our special ids (<pad> and <s> added where missing). Refused by name:\n"
-               "what our Transformer cannot compute (pre-norm, SSRU or average-attention decoders,\n"
-               "factors), int8 (intgemm8) weights and the .npz form, not read yet. Then, for example:\n"
+               "marian: a Marian Transformer (model.bin or model.npz, float32) with its SentencePiece\n"
+               "vocabularies (.spm: one for both sides, or the source's then the target's) and, for\n"
+               "OPUS-MT's models, the vocab.yml that gives Marian's ids (--vocab-ids). The checkpoint\n"
+               "computes what Marian computes (post-norm, Marian's sinusoids, a zero first decoder input,\n"
+               "the output bias); the vocabularies get our special ids (<pad> and <s> added where\n"
+               "missing). Refused by name: what our Transformer cannot compute (pre-norm, SSRU or\n"
+               "average-attention decoders, factors), and int8 (intgemm8) weights, not read yet.\n"
+               "Then, for example:\n"
                "  nmt-import --format marian --model model.bin --vocab vocab.spm --output model.pt\n"
+               "  nmt-import --format marian --model opus.npz --vocab source.spm target.spm \\\n"
+               "    --vocab-ids opus.vocab.yml --output opus.pt\n"
                "  nmt-translate --model model.pt < input.txt",
                "nmt-import"};
   nmt::cli::CommonOptions common;
   nmt::cli::add_common_options(app, common);
   std::string format, model_path, output;
-  std::vector<std::string> vocabularies;
+  std::vector<std::string> vocabularies, id_lists;
   bool force = false;
   app.add_option("--format", format, "What to read")->required()->check(CLI::IsMember({"marian"}));
   app.add_option("--model,-m", model_path, "The model file (Marian: model.bin)")->required()->check(CLI::ExistingFile);
@@ -36,11 +39,16 @@ int run(int argc, char** argv) {
       ->required()
       ->expected(1, 2)
       ->check(CLI::ExistingFile);
+  app.add_option("--vocab-ids", id_lists,
+                 "Marian's vocab.yml (OPUS-MT): the ids of the pieces, one file for both sides or source then target; "
+                 "without it, the SentencePiece models' own ids")
+      ->expected(1, 2)
+      ->check(CLI::ExistingFile);
   app.add_option("--output,-o", output, "The checkpoint to write (.pt; appears whole or not at all)")->required();
   app.add_flag("--force", force, "Replace --output if it exists");
   return nmt::cli::run(app, common, argc, argv, [&] {
     if (std::filesystem::exists(output) && !force) throw nmt::Error(output + " exists (--force replaces it)");
-    auto imported = nmt::import_marian(model_path, vocabularies);
+    auto imported = nmt::import_marian(model_path, vocabularies, id_lists);
     auto& loaded = imported.loaded;
     nmt::save_checkpoint(output, loaded.config, *loaded.model, loaded.source_tokenizer, loaded.target_tokenizer);
     for (const auto& note : imported.notes) nmt::cli::print_line("nmt-import: note: " + note);

@@ -54,6 +54,10 @@ compare_with_marian() {  # compare_with_marian RUN_DIR EXPORT_DIR SOURCE_VOCAB [
     { cat "$WORK/import.log" >&2; fail "nmt-import of $export failed"; }
   "$BIN/nmt-translate" -m "$export.pt" --beam 1 --threads 1 <"$WORK/valid.en" >"$export.imported" 2>/dev/null
   cmp -s "$export.ours" "$export.imported" || fail "nmt-import of $export translates otherwise than $run/best.pt (greedy)"
+  "$BIN/nmt-import" --format marian -m "$export/model.npz" --vocab "${@:3}" -o "$export-npz.pt" >/dev/null 2>&1 ||
+    fail "nmt-import of $export/model.npz failed"
+  "$BIN/nmt-translate" -m "$export-npz.pt" --beam 1 --threads 1 <"$WORK/valid.en" >"$export.imported-npz" 2>/dev/null
+  cmp -s "$export.ours" "$export.imported-npz" || fail "nmt-import of $export/model.npz translates otherwise (greedy)"
   "$BIN/nmt-translate" -m "$run/best.pt" --beam 5 --threads 1 <"$WORK/valid.en" >"$export.ours5" 2>/dev/null
   "$BIN/nmt-translate" -m "$export.pt" --beam 5 --threads 1 <"$WORK/valid.en" >"$export.imported5" 2>/dev/null
   local differ

@@ -13,6 +13,7 @@
 #include "nmt/export/marian_export.h"
 #include "nmt/export/marian_format.h"
 #include "nmt/export/marian_import.h"
+#include "nmt/export/marian_npz.h"
 #include "nmt/models/registry.h"
 #include "nmt/models/transformer/transformer.h"
 #include "nmt/text/sentencepiece_ids.h"
@@ -165,7 +166,8 @@ TEST_CASE("Marian import: what our Transformer cannot compute is refused by name
                                         "enc-depth: 1\ndec-depth: 1\ndim-vocabs: [50, 60]\n"),
                                   {vocabulary}),
                     HasSubstring("60 pieces, but") && HasSubstring("source vocabulary of 50"));
-  CHECK_THROWS_WITH(import_marian(dir.file("model.npz"), {vocabulary}), HasSubstring(".npz form is not read yet"));
+  std::ofstream(dir.file("broken.npz"), std::ios::binary) << std::string("PK\x03\x04 not really", 16);
+  CHECK_THROWS_WITH(import_marian(dir.file("broken.npz"), {vocabulary}), HasSubstring("not a zip archive"));
   MarianItem int8_weight;
   int8_weight.name = "Wemb";
   int8_weight.type = MarianType::intgemm8;
@@ -173,4 +175,91 @@ TEST_CASE("Marian import: what our Transformer cannot compute is refused by name
   int8_weight.bytes = std::string(60 * 8 + 4, '\0');
   CHECK_THROWS_WITH(import_marian(write("type: transformer\ntied-embeddings-all: true\n" + sizes, {int8_weight}), {vocabulary}),
                     HasSubstring("item Wemb is intgemm8"));
+}
+
+TEST_CASE("Marian .npz: arrays written as NumPy and Marian's cnpy read them, read back", "[export][marian]") {
+  MarianItem weights;
+  weights.name = "encoder_l1_ffn_W1";
+  weights.shape = {2, 3};
+  std::vector<float> values{1, 2, 3, 4, 5, 6};
+  weights.bytes.assign(reinterpret_cast<const char*>(values.data()), sizeof(float) * values.size());
+  MarianItem bias = weights;
+  bias.name = "encoder_l1_ffn_b1";
+  bias.shape = {6};
+  const auto npz = marian_npz_bytes({weights, bias, marian_config_item("type: transformer\n")});
+  CHECK(npz.compare(0, 4, "PK\x03\x04") == 0);
+  // Stored, not compressed: each array's header is readable in place, as NumPy writes it.
+  CHECK(npz.find("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }") != std::string::npos);
+  CHECK(npz.find("'shape': (6,), }") != std::string::npos);
+  CHECK(npz.find("encoder_l1_ffn_W1.npy") != std::string::npos);
+  const auto items = read_marian_npz(npz, "m.npz");
+  REQUIRE(items.size() == 3);
+  CHECK(items[0].name == "encoder_l1_ffn_W1");
+  CHECK(items[0].shape == std::vector<int32_t>{2, 3});
+  CHECK(items[0].bytes == weights.bytes);
+  CHECK(items[1].shape == std::vector<int32_t>{6});
+  CHECK(marian_config_text(items[2]) == "type: transformer\n");
+  // Damaged: refused with the file named, never a crash.
+  for (const size_t cut : std::vector<size_t>{10, npz.size() / 2, npz.size() - 30}) {
+    INFO("cut at " << cut);
+    CHECK_THROWS_WITH(read_marian_npz(std::string_view(npz).substr(0, cut), "cut.npz"), HasSubstring("cut.npz"));
+  }
+}
+
+TEST_CASE("Marian import: OPUS-MT's form, an .npz with a vocab.yml whose ids are not SentencePiece's", "[export][marian]") {
+  ScratchDir dir;
+  const auto spm = read_file(marian_vocabulary_path(), "fixture");
+  const auto own = with_our_special_ids(spm, "numbers.spm");
+  // Marian's ids: </s> 0, <unk> 1, then the pieces in reverse, and one of another language.
+  const auto tokenizer_pieces = [&] {
+    const auto t = Tokenizer::from_serialized(own.serialized, "own");
+    std::vector<std::string> pieces;
+    for (int id = 4; id < t.vocab_size(); ++id) pieces.push_back(t.piece(id));
+    return pieces;
+  }();
+  std::vector<std::string> marian_order{"</s>", "<unk>"};
+  marian_order.insert(marian_order.end(), tokenizer_pieces.rbegin(), tokenizer_pieces.rend());
+  marian_order.push_back("▁Haus");
+  {
+    std::ofstream yml(dir.file("vocab.yml"));
+    for (size_t id = 0; id < marian_order.size(); ++id) yml << "\"" << marian_order[id] << "\": " << id << "\n";
+  }
+  const auto listed = with_our_special_ids(spm, "numbers.spm", marian_order);
+  CHECK(listed.new_id_of.size() == 61);
+  CHECK(listed.vocab_size == 63);  // <pad>, <s> and the other language's piece added
+  CHECK(listed.unlisted == 0);
+  const auto tokenizer = Tokenizer::from_serialized(listed.serialized, "listed");
+  CHECK(tokenizer.piece(listed.new_id_of[2]) == marian_order[2]);
+  CHECK(tokenizer.piece(listed.new_id_of[60]) == "▁Haus");
+  CHECK(tokenizer.decode(tokenizer.encode("five hundred")) == "five hundred");
+  for (const int id : tokenizer.encode("five hundred")) CHECK(tokenizer.piece(id) != "▁Haus");
+
+  Config config;
+  auto& x = config.model.transformer;
+  config.model.source_vocab = config.model.target_vocab = tokenizer.vocab_size();
+  x.d_model = 8, x.heads = 2, x.ffn_dim = 16, x.encoder_layers = 1, x.decoder_layers = 1, x.max_positions = 32;
+  x.norm = "post", x.positions = "concatenated", x.decoder_start = "zeros", x.layer_norm_epsilon = 1e-6;
+  x.share_embeddings = true, x.tie_output = true, x.output_bias = true;
+  torch::manual_seed(9);
+  auto model = build_model(config.model);
+  model->eval();
+  const LoadedModel original{config, model, tokenizer, tokenizer};
+  const auto marian = marian_model(original, "original.pt");
+  std::ofstream(dir.file("model.npz"), std::ios::binary) << marian_npz_bytes(in_marian_ids(marian.items, listed.new_id_of));
+  const auto imported = import_marian(dir.file("model.npz"), {marian_vocabulary_path()}, {dir.file("vocab.yml")});
+  CHECK(imported.loaded.source_tokenizer.serialized() == listed.serialized);
+  torch::NoGradGuard no_grad;
+  const auto source = torch::tensor(std::vector<int64_t>{10, 20, 30, SpecialIds::kEos}).unsqueeze(0);
+  const auto target = torch::tensor(std::vector<int64_t>{SpecialIds::kBos, 40, 50}).unsqueeze(0);
+  std::vector<int64_t> kept;
+  for (int64_t id = 0; id < tokenizer.vocab_size(); ++id)
+    if (id != SpecialIds::kPad && id != SpecialIds::kBos) kept.push_back(id);
+  const auto columns = torch::tensor(kept);
+  const auto expected = original.model->forward(source, target).logits.index_select(2, columns);
+  const auto actual = imported.loaded.model->forward(source, target).logits.index_select(2, columns);
+  CHECK((expected - actual).abs().max().item<float>() < 1e-5);
+
+  std::ofstream(dir.file("bad.yml")) << "\"</s>\": 0\n\"<unk>\": 0\n";
+  CHECK_THROWS_WITH(import_marian(dir.file("model.npz"), {marian_vocabulary_path()}, {dir.file("bad.yml")}),
+                    HasSubstring("bad.yml: id 0 of"));
 }

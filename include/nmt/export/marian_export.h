@@ -41,13 +41,14 @@ MarianModel marian_model(const LoadedModel& loaded, const std::string& model_nam
 /// The files of the model directory, named as Marian's own tools name them.
 struct MarianFiles {
   static constexpr const char* kModel = "model.bin";
+  static constexpr const char* kNpzModel = "model.npz";  ///< the same items, Marian's other form
   static constexpr const char* kDecoderConfig = "decoder.yml";  ///< marian-decoder -c decoder.yml
   static constexpr const char* kSharedVocabulary = "vocab.spm";
   static constexpr const char* kSourceVocabulary = "source.spm";
   static constexpr const char* kTargetVocabulary = "target.spm";
 };
 
-/// Writes the model directory `directory` (model.bin, the .spm vocabularies, decoder.yml),
+/// Writes the model directory `directory` (model.bin, model.npz, the .spm vocabularies, decoder.yml),
 /// whole or not at all; an existing one only with `replace`. Returns the model's notes.
 std::vector<std::string> export_marian(const LoadedModel& loaded, const std::string& model_name,
                                        const std::string& directory, bool replace);

@@ -1,6 +1,6 @@
 #pragma once
-// A Marian Transformer (marian-dev's "transformer" type: Firefox Translations' and our own
-// Marian exports, OPUS-MT's once converted to .bin) as one of our models: its
+// A Marian Transformer (marian-dev's "transformer" type: OPUS-MT's, Firefox Translations' and
+// our own Marian exports) as one of our models: its
 // special:model.yml becomes our config, its items our weights (export/marian_weights.h), its
 // SentencePiece vocabularies our tokenizers with our special ids (text/sentencepiece_ids.h;
 // the embedding rows and output columns follow). What the result computes is what Marian
@@ -9,6 +9,7 @@
 // Marian's vocabularies have neither. Whatever our Transformer cannot express is refused by
 // name: another model type, pre-norm, an SSRU or average-attention decoder, factors, other
 // FFN depths, trained positions, int8 (intgemm) or float16 weights.
+// OPUS-MT's form: model.npz, source.spm and target.spm for segmentation, vocab.yml for the ids.
 #include <string>
 #include <vector>
 
@@ -21,9 +22,12 @@ struct MarianImport {
   std::vector<std::string> notes;  ///< what the import decided that a user should know
 };
 
-/// Reads `model_path` (a Marian .bin) with `vocabularies`: one SentencePiece model (.spm) for
-/// both sides, or the source's and the target's. Throws nmt::Error naming the file, the item
-/// or the config key at fault.
-MarianImport import_marian(const std::string& model_path, const std::vector<std::string>& vocabularies);
+/// Reads `model_path` (a Marian .bin, or .npz: told apart by their bytes) with `vocabularies`:
+/// one SentencePiece model (.spm) for both sides, or the source's and the target's. Marian's ids
+/// are the SentencePiece models' own unless `id_lists` gives Marian's vocab.yml (one for both
+/// sides, or two), as OPUS-MT's models have. Throws nmt::Error naming the file, the item or
+/// the config key at fault.
+MarianImport import_marian(const std::string& model_path, const std::vector<std::string>& vocabularies,
+                           const std::vector<std::string>& id_lists = {});
 
 }  // namespace nmt
