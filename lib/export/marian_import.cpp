@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
@@ -125,14 +126,41 @@ ModelConfig marian_model_config(const MarianConfig& marian, const std::string& o
 }
 
 // The item as float32 values, or an error naming what it is instead.
+// An intgemm8 item as Marian's loader reads it (src/tensors/cpu/integer_common.h): int8
+// values, then the float quantization multiplier q; a value is int8 / q. Embeddings (names
+// with Wemb) are stored as shaped; every other matrix transposed, as [out, in] for a shape of
+// [in, out], which is returned here as the shape says.
+torch::Tensor dequantized(const MarianItem& item, const std::string& origin) {
+  if (item.shape.size() != 2) throw Error(origin + ": intgemm8 item " + item.name + " is not a matrix");
+  const auto elements = item.elements();
+  if (item.bytes.size() < static_cast<size_t>(elements) + sizeof(float))
+    throw Error(origin + ": intgemm8 item " + item.name + " has no quantization multiplier after its values");
+  float multiplier;
+  std::memcpy(&multiplier, item.bytes.data() + elements, sizeof multiplier);
+  if (!(multiplier > 0) || !std::isfinite(multiplier))
+    throw Error(origin + ": intgemm8 item " + item.name + " has quantization multiplier " + std::to_string(multiplier));
+  const bool transposed = item.name.find("Wemb") == std::string::npos;
+  const int64_t rows = item.shape[0], columns = item.shape[1];
+  auto values = torch::empty(transposed ? std::vector<int64_t>{columns, rows} : std::vector<int64_t>{rows, columns}, torch::kInt8);
+  std::memcpy(values.data_ptr(), item.bytes.data(), static_cast<size_t>(elements));
+  auto result = values.to(torch::kFloat32).mul_(1.0f / multiplier);
+  return transposed ? result.t().contiguous() : result;
+}
+
 torch::Tensor marian_item_tensor(const MarianItem& item, const std::string& origin) {
+  if (item.type == MarianType::intgemm8) return dequantized(item, origin);
   if (item.type != MarianType::float32)
     throw Error(origin + ": item " + item.name + " is " + marian_type_name(static_cast<uint64_t>(item.type)) +
-                "; only float32 weights are read (an intgemm8 model is not dequantized yet)");
+                "; float32 and intgemm8 weights are read");
   std::vector<int64_t> shape(item.shape.begin(), item.shape.end());
   auto tensor = torch::empty(shape, torch::kFloat32);
   std::memcpy(tensor.data_ptr(), item.bytes.data(), item.bytes.size());
   return tensor;
+}
+
+bool is_activation_multiplier(const std::string& name) {
+  const std::string suffix = "_QuantMultA";
+  return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 struct ImportedVocabulary {
@@ -225,7 +253,7 @@ void copy_marian_weights(Seq2SeqModel& model, const std::map<std::string, const 
     destination.copy_(value);
   }
   for (const auto& [name, item] : items)
-    if (!used.count(name) && name.rfind("special:", 0) != 0)
+    if (!used.count(name) && name.rfind("special:", 0) != 0 && !is_activation_multiplier(name))
       throw Error(origin + ": item " + name + " is not part of the Transformer its config describes (not read: refused)");
 }
 
@@ -262,6 +290,17 @@ MarianImport import_marian(const std::string& model_path, const std::vector<std:
   copy_marian_weights(*model, by_name, marian_weight_links(config.model.transformer), source, target, config.model, model_path);
   model->eval();
   MarianImport result{LoadedModel{config, model, source.tokenizer, target.tokenizer}, {}};
+  int quantized = 0, multipliers = 0;
+  for (const auto& item : items) {
+    quantized += item.type == MarianType::intgemm8;
+    multipliers += is_activation_multiplier(item.name);
+  }
+  if (quantized > 0)
+    result.notes.push_back(std::to_string(quantized) + " weights were int8 (intgemm8), dequantized to float32 " +
+                           "(int8 / their multiplier); --precision int8 quantizes them again our way");
+  if (multipliers > 0)
+    result.notes.push_back(std::to_string(multipliers) + " activation multipliers (_QuantMultA) not used: " +
+                           "ours quantizes activations per row as it goes");
   result.notes.push_back("<pad> and <s> added where the vocabularies had none (" +
                          std::to_string(config.model.source_vocab - marian_source) + " source, " +
                          std::to_string(config.model.target_vocab - marian_target) +

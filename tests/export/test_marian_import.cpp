@@ -174,7 +174,7 @@ TEST_CASE("Marian import: what our Transformer cannot compute is refused by name
   int8_weight.shape = {60, 8};
   int8_weight.bytes = std::string(60 * 8 + 4, '\0');
   CHECK_THROWS_WITH(import_marian(write("type: transformer\ntied-embeddings-all: true\n" + sizes, {int8_weight}), {vocabulary}),
-                    HasSubstring("item Wemb is intgemm8"));
+                    HasSubstring("Wemb has quantization multiplier"));
 }
 
 TEST_CASE("Marian .npz: arrays written as NumPy and Marian's cnpy read them, read back", "[export][marian]") {
@@ -262,4 +262,69 @@ TEST_CASE("Marian import: OPUS-MT's form, an .npz with a vocab.yml whose ids are
   std::ofstream(dir.file("bad.yml")) << "\"</s>\": 0\n\"<unk>\": 0\n";
   CHECK_THROWS_WITH(import_marian(dir.file("model.npz"), {marian_vocabulary_path()}, {dir.file("bad.yml")}),
                     HasSubstring("bad.yml: id 0 of"));
+}
+
+namespace {
+
+// A weight item quantized as Marian's converter does for Firefox's models (intgemm8): int8 =
+// round(value * q), q = 127 / max |value|, the values of a matrix other than an embedding
+// stored transposed, q after them.
+MarianItem quantized_like_marian(const MarianItem& item) {
+  auto value = torch::empty({item.shape[0], item.shape[1]}, torch::kFloat32);
+  std::memcpy(value.data_ptr(), item.bytes.data(), item.bytes.size());
+  const float q = 127.0f / value.abs().max().item<float>();
+  if (item.name.find("Wemb") == std::string::npos) value = value.t();
+  const auto values = value.mul(q).round().clamp(-127, 127).to(torch::kInt8).contiguous();
+  MarianItem result = item;
+  result.type = MarianType::intgemm8;
+  result.bytes.assign(static_cast<const char*>(values.data_ptr()), static_cast<size_t>(values.numel()));
+  result.bytes.append(reinterpret_cast<const char*>(&q), sizeof q);
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("Marian import: Firefox's int8 (intgemm8) weights are dequantized", "[export][marian]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir);
+  auto loaded = test::random_model(dir, "transformer", 4);
+  auto& x = loaded.config.model.transformer;
+  x.d_model = 8, x.heads = 2, x.ffn_dim = 16, x.encoder_layers = 1, x.decoder_layers = 1, x.max_positions = 32;
+  x.norm = "post", x.positions = "concatenated", x.decoder_start = "zeros", x.layer_norm_epsilon = 1e-6;
+  x.share_embeddings = true, x.tie_output = true;
+  torch::manual_seed(4);
+  loaded.model = build_model(loaded.config.model);
+  loaded.model->eval();
+  auto items = marian_model(loaded, "original.pt").items;
+  MarianItem multiplier;  // as Firefox's models carry them for int8shiftAlphaAll
+  multiplier.name = "encoder_l1_ffn_W1_QuantMultA";
+  multiplier.shape = {1};
+  const float alpha = 12.5f;
+  multiplier.bytes.assign(reinterpret_cast<const char*>(&alpha), sizeof alpha);
+  for (auto& item : items)
+    if (item.type == MarianType::float32 && item.shape.size() == 2 && item.shape[0] > 1)  // matrices, not biases
+      item = quantized_like_marian(item);
+  items.push_back(multiplier);
+  {
+    AtomicFileWriter file(dir.file("int8.bin"));
+    write_marian_binary(items, [&](std::string_view b) { file.write(std::string(b)); });
+    file.commit();
+  }
+  const auto imported = import_marian(dir.file("int8.bin"), {dir.file("spm.model")});
+  std::string notes;
+  for (const auto& note : imported.notes) notes += note + "\n";
+  CHECK_THAT(notes, HasSubstring("weights were int8 (intgemm8), dequantized"));
+  CHECK_THAT(notes, HasSubstring("activation multipliers (_QuantMultA) not used"));
+  // Each weight is int8 / q of ours: within half a step of the original, and exactly that.
+  auto original = loaded.model->named_parameters();
+  auto now = imported.loaded.model->named_parameters();
+  for (const auto* name : {"encoder.0.feed_forward.inner.weight", "decoder.0.feed_forward.outer.weight",
+                           "embedding.weight"}) {
+    INFO(name);
+    const auto before = original[name];
+    const float q = 127.0f / before.abs().max().item<float>();
+    const auto expected = before.mul(q).round().clamp(-127, 127).mul(1.0f / q);
+    CHECK((now[name] - expected).abs().max().item<float>() < 1e-6);
+    CHECK((now[name] - before).abs().max().item<float>() <= 0.5f / q + 1e-6f);
+  }
 }

@@ -18,25 +18,25 @@ using nmt::test::max_diff;
 
 namespace {
 
-using Parameters = std::vector<torch::Tensor>;
+using AdamParameters = std::vector<torch::Tensor>;
 
 // Sizes above and below the parallel loop's grain (16k), and a single element.
-Parameters make_parameters(torch::Dtype dtype = torch::kFloat) {
+AdamParameters make_parameters(torch::Dtype dtype = torch::kFloat) {
   torch::manual_seed(11);
-  Parameters parameters;
+  AdamParameters parameters;
   for (const auto& sizes : std::vector<std::vector<int64_t>>{{300, 700}, {1000}, {5, 3}, {1}})
     parameters.push_back(torch::randn(sizes, dtype).requires_grad_());
   return parameters;
 }
 
-Parameters copies(const Parameters& parameters) {
-  Parameters out;
+AdamParameters copies(const AdamParameters& parameters) {
+  AdamParameters out;
   for (const auto& p : parameters) out.push_back(p.detach().clone().requires_grad_());
   return out;
 }
 
 // The same gradients for both sides at each step (the seed), one of them not contiguous.
-void set_gradients(Parameters& parameters, int step) {
+void set_gradients(AdamParameters& parameters, int step) {
   torch::manual_seed(100 + step);
   for (auto& p : parameters) {
     const auto values = torch::randn(p.sizes().vec(), p.options().requires_grad(false)) * 3;
@@ -53,20 +53,20 @@ torch::optim::AdamOptions adam_options(double weight_decay) {
   return torch::optim::AdamOptions(1e-2).betas({0.9, 0.98}).eps(1e-9).weight_decay(weight_decay);
 }
 
-void libtorch_update(torch::optim::Adam& adam, Parameters& parameters, double max_norm) {
+void libtorch_update(torch::optim::Adam& adam, AdamParameters& parameters, double max_norm) {
   torch::nn::utils::clip_grad_norm_(parameters, max_norm);
   adam.step();
   adam.zero_grad();
 }
 
-void fused_update(FusedAdam& adam, Parameters& parameters, double max_norm) {
+void fused_update(FusedAdam& adam, AdamParameters& parameters, double max_norm) {
   adam.update(nmt::clipping_factor(parameters, max_norm));
   nmt::release_gradients(parameters);
 }
 
 // Adam's moments of each parameter, in parameter order.
-Parameters moments(torch::optim::Optimizer& optimizer, const Parameters& parameters) {
-  Parameters out;
+AdamParameters moments(torch::optim::Optimizer& optimizer, const AdamParameters& parameters) {
+  AdamParameters out;
   for (const auto& p : parameters) {
     auto& state = static_cast<torch::optim::AdamParamState&>(
         *optimizer.state().at(nmt::optimizer_state_key(p)));
@@ -162,7 +162,7 @@ namespace {
 
 // An optimizer state as LibTorch's Adam::save lays it out, its parameters saved under
 // `keys`: LibTorch 1.x writes hex addresses ("0x55d0..."), 2.x decimal ones.
-std::string adam_state_with_keys(const std::vector<std::string>& keys, const Parameters& moments) {
+std::string adam_state_with_keys(const std::vector<std::string>& keys, const AdamParameters& moments) {
   torch::serialize::OutputArchive archive;
   archive.write("pytorch_version", c10::IValue(std::string("1.5.0")));
   torch::serialize::OutputArchive state(archive.compilation_unit()), groups(archive.compilation_unit()),
@@ -193,7 +193,7 @@ std::string adam_state_with_keys(const std::vector<std::string>& keys, const Par
 
 TEST_CASE("Adam state loads onto its parameters whichever LibTorch wrote its keys", "[fused_adam][compat]") {
   auto parameters = make_parameters();
-  Parameters saved_moments;
+  AdamParameters saved_moments;
   for (const auto& p : parameters) {
     saved_moments.push_back(torch::randn_like(p).detach());
     saved_moments.push_back(torch::rand_like(p).detach());
