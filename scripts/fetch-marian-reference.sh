@@ -20,6 +20,7 @@ mkdir -p "$target"
 tarball=$target/bergamot-translator-$version.tgz
 if ! curl -fsSL --retry 2 -o "$tarball.part" "$url"; then
   rm -f "$tarball.part"
+  rmdir "$target" 2>/dev/null || true
   echo "note: cannot download $url: the Marian comparison test will be skipped" >&2
   exit 0
 fi

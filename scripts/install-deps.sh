@@ -47,6 +47,7 @@ packages=(
   "clang-$clang_version" "libclang-rt-$clang_version-dev"  # scripts/fuzz.sh: libFuzzer with ASan/UBSan
   chromium time python3  # tests: HTML heatmap in a headless browser; bench: peak memory
   curl wrk  # tests: nmt-serve over HTTP; bench: bench/serve_load.sh
+  ca-certificates  # curl over https (scripts/fetch-marian-reference.sh)
   iproute2  # tests: hosts in network namespaces (tests/apps/multihost_test.sh)
   nodejs  # tests: Marian itself (WebAssembly) reads our Marian export (tests/apps/marian_test.sh)
 )

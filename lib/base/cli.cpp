@@ -137,6 +137,12 @@ void add_verbose_option(CLI::App& app, bool& verbose) {
                "layer (fp32/bf16/int8 and the library), the instruction set, oneDNN's version, threads");
 }
 
+void add_progress_every(CLI::App& app, double& seconds, const std::string& counts) {
+  app.add_option("--progress-every", seconds, "Seconds between progress lines on stderr (" + counts + "); 0: every chance")
+      ->check(at_least(0))
+      ->capture_default_str();
+}
+
 void print_verbose(const CLI::App& app, const std::vector<std::string>& lines) {
   for (const auto& line : lines) print_line(app.get_name() + ": " + line);
 }

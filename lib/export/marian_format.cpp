@@ -1,5 +1,7 @@
 #include "nmt/export/marian_format.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -104,6 +106,31 @@ MarianItem marian_config_item(const std::string& yaml) {
 std::string marian_config_text(const MarianItem& item) {
   const auto end = item.bytes.find('\0');
   return item.bytes.substr(0, end);
+}
+
+MarianItem intgemm8_item(const MarianItem& matrix) {
+  if (matrix.type != MarianType::float32 || matrix.shape.size() != 2)
+    throw Error("Marian model: item " + matrix.name + " is not a float32 matrix, so not quantized");
+  const auto rows = static_cast<size_t>(matrix.shape[0]), columns = static_cast<size_t>(matrix.shape[1]);
+  std::vector<float> values(rows * columns);
+  std::memcpy(values.data(), matrix.bytes.data(), values.size() * sizeof(float));
+  float largest = 0;
+  for (const float value : values) largest = std::max(largest, std::fabs(value));
+  if (!(largest > 0) || !std::isfinite(largest))
+    throw Error("Marian model: item " + matrix.name + " cannot be quantized (largest magnitude " + std::to_string(largest) + ")");
+  const float multiplier = 127.0f / largest;
+  const bool transposed = matrix.name.find("Wemb") == std::string::npos;
+  MarianItem item = matrix;
+  item.type = MarianType::intgemm8;
+  item.bytes.assign(values.size(), '\0');
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < columns; ++c) {
+      const float scaled = std::nearbyint(values[r * columns + c] * multiplier);  // to nearest, as intgemm
+      const auto quantized = static_cast<int8_t>(std::clamp(scaled, -127.0f, 127.0f));
+      item.bytes[transposed ? c * rows + r : r * columns + c] = static_cast<char>(quantized);
+    }
+  item.bytes += raw_bytes(multiplier);
+  return item;
 }
 
 void write_marian_binary(const std::vector<MarianItem>& items, const std::function<void(std::string_view)>& sink) {

@@ -2,6 +2,7 @@
 
 #include <zip.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -94,14 +95,22 @@ MarianItem npy_item(std::string name, const std::string& bytes, const std::strin
   } else {
     throw Error(where + ": dtype '" + header.descr + "'; float32 ('<f4') and bytes are read");
   }
-  const auto elements = static_cast<uint64_t>(item.elements());
-  if (elements > (bytes.size() - header.data_offset) / element)
-    throw Error(where + ": " + std::to_string(bytes.size() - header.data_offset) + " bytes of data, the shape needs " +
-                std::to_string(elements * element));
+  // The shape's product, checked against the data as it grows (no overflow on absurd shapes).
+  const uint64_t available = (bytes.size() - header.data_offset) / element;
+  uint64_t elements = 1;
+  for (const auto dimension : item.shape) {
+    if (dimension != 0 && elements > available / static_cast<uint64_t>(dimension))
+      throw Error(where + ": " + std::to_string(bytes.size() - header.data_offset) +
+                  " bytes of data, fewer than its shape needs");
+    elements *= static_cast<uint64_t>(dimension);
+  }
   item.bytes = bytes.substr(header.data_offset, elements * element);
   return item;
 }
 
+// The entry's bytes, read in pieces: memory follows what the entry really holds, not the size
+// its directory claims (a damaged or hostile archive may claim gigabytes; fuzz_marian_npz found
+// one), and the claim is checked against what came.
 std::string zip_entry_bytes(zip_t* archive, zip_uint64_t index, const std::string& where) {
   zip_stat_t stat;
   if (zip_stat_index(archive, index, 0, &stat) != 0 || (stat.valid & ZIP_STAT_SIZE) == 0)
@@ -109,9 +118,18 @@ std::string zip_entry_bytes(zip_t* archive, zip_uint64_t index, const std::strin
   if (stat.size > std::numeric_limits<uint32_t>::max()) throw Error(where + ": an array over 4 GB");
   std::unique_ptr<zip_file_t, ZipEntryCloser> entry(zip_fopen_index(archive, index, 0));
   if (!entry) throw Error(where + ": cannot open (" + std::string(zip_strerror(archive)) + ")");
-  std::string bytes(stat.size, '\0');
-  if (zip_fread(entry.get(), bytes.data(), bytes.size()) != static_cast<zip_int64_t>(bytes.size()))
-    throw Error(where + ": cut short or damaged (" + std::string(zip_file_strerror(entry.get())) + ")");
+  std::string bytes;
+  std::string piece(1 << 20, '\0');
+  while (bytes.size() < stat.size) {
+    const auto wanted = std::min<zip_uint64_t>(piece.size(), stat.size - bytes.size());
+    const auto read = zip_fread(entry.get(), piece.data(), wanted);
+    if (read < 0) throw Error(where + ": damaged (" + std::string(zip_file_strerror(entry.get())) + ")");
+    if (read == 0) break;
+    bytes.append(piece.data(), static_cast<size_t>(read));
+  }
+  if (bytes.size() != stat.size)
+    throw Error(where + ": " + std::to_string(bytes.size()) + " bytes where its directory says " +
+                std::to_string(stat.size) + "; the archive is damaged");
   return bytes;
 }
 

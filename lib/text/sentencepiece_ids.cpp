@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "nmt/base/error.h"
 #include "nmt/text/tokenizer.h"
@@ -196,6 +197,13 @@ ParsedSentencePiece parse_sentencepiece_model(const std::string& serialized, con
   }
   if (model.pieces.empty()) throw Error("not a SentencePiece model: " + origin + " (no pieces)");
   model.special_piece_texts = special_piece_texts(model.trainer_spec, origin);
+  // SentencePiece itself refuses a model with a piece twice; special pieces must differ too.
+  std::set<std::string> texts;
+  for (const auto& piece : model.pieces)
+    if (!texts.insert(piece.text).second) throw Error(origin + ": piece \"" + piece.text + "\" twice");
+  std::set<std::string> specials;
+  for (const auto& [field, text] : model.special_piece_texts)
+    if (!specials.insert(text).second) throw Error(origin + ": two special pieces are both \"" + text + "\"");
   auto find = [&](uint32_t which) -> int {
     for (size_t id = 0; id < model.pieces.size(); ++id)
       if (model.pieces[id].text == model.special_piece_texts.at(which)) return static_cast<int>(id);

@@ -30,20 +30,24 @@ int run(int argc, char** argv) {
   nmt::cli::CommonOptions common;
   nmt::cli::add_common_options(app, common);
   std::string format, model_path, output;
-  bool force = false;
+  bool force = false, int8_weights = false;
   app.add_option("--format", format, "What to write")->required()->check(CLI::IsMember({"ctranslate2", "marian"}));
   app.add_option("--model,-m", model_path, "A Transformer checkpoint (.pt)")->required()->check(CLI::ExistingFile);
   app.add_option("--output,-o", output, "The model directory to create (appears whole or not at all)")->required();
+  app.add_flag("--int8-weights", int8_weights,
+               "marian: model.bin's matrices as int8 (intgemm8), as Firefox Translations' models are "
+               "(Marian then multiplies in int8); model.npz stays float32");
   app.add_flag("--force", force, "Replace --output if it exists (the old directory goes once the new one is complete)");
   return nmt::cli::run(app, common, argc, argv, [&] {
     const auto loaded = nmt::load_model(model_path);
     if (format == "marian") {
-      for (const auto& note : nmt::export_marian(loaded, model_path, output, force))
+      for (const auto& note : nmt::export_marian(loaded, model_path, output, force, int8_weights))
         nmt::cli::print_line("nmt-export: note: " + note);
       nmt::cli::print_line("nmt-export: wrote " + output + " (Marian transformer, binary file version " +
                            std::to_string(nmt::kMarianBinaryVersion) + ")");
       return 0;
     }
+    if (int8_weights) throw nmt::Error("--int8-weights is for --format marian (CTranslate2 quantizes when it loads)");
     nmt::export_ctranslate2(loaded, model_path, output, force);
     nmt::cli::print_line("nmt-export: wrote " + output + " (CTranslate2 TransformerSpec revision " +
                          std::to_string(nmt::kCtranslate2TransformerRevision) + ", binary version " +

@@ -26,9 +26,7 @@ int run(int argc, char** argv) {
   app.add_option("--tgt-spm", target_spm, "Target SentencePiece model (may be the same file)")->required();
   app.add_option("-o,--output", options.output_path, "The prepared corpus to write (written whole or not at all)")
       ->required();
-  app.add_option("--progress-every", options.progress_every_seconds, "Seconds between progress lines on stderr")
-      ->check(nmt::cli::positive())
-      ->capture_default_str();
+  nmt::cli::add_progress_every(app, options.progress_every_seconds, "lines prepared");
   return nmt::cli::run(app, common, argc, argv, [&] {
     options.threads = nmt::cli::apply_threads(common.threads);
     const auto source_tokenizer = nmt::Tokenizer::from_file(source_spm);

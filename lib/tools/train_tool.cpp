@@ -66,11 +66,8 @@ int run(int argc, char** argv) {
                  "Override any config field: section.key=value, e.g. train.learning_rate=0.001 or "
                  "model.transformer.d_model=512 (repeatable)");
   app.add_flag("--quiet", options.quiet, "No progress on stderr (train.jsonl still has it)");
-  app.add_option("--progress-every", options.progress_every_seconds,
-                 "Seconds without a progress line on stderr before one comes between the train.log_every "
-                 "steps, and between the lines of a validation (sentences translated)")
-      ->check(nmt::cli::at_least(0))
-      ->capture_default_str();
+  nmt::cli::add_progress_every(app, options.progress_every_seconds,
+                                "steps, between the train.log_every lines; sentences of a validation");
   bool verbose = false;
   nmt::cli::add_verbose_option(app, verbose);
   // Data-parallel training; the flags override RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT.

@@ -18,9 +18,7 @@ namespace nmt::tools {
 class TranslationProgress {
  public:
   explicit TranslationProgress(CLI::App& app) {
-    app.add_option("--progress-every", seconds_, "Seconds between progress lines on stderr (lines translated)")
-        ->check(cli::at_least(0))
-        ->capture_default_str();
+    cli::add_progress_every(app, seconds_, "lines translated");
   }
 
   /// From now on, `translator` reports its progress as `tool`. The translator must not

@@ -1,6 +1,7 @@
 // Translates each line of stdin with Marian itself: the npm package
 // @browsermt/bergamot-translator (browsermt/marian-dev compiled to WebAssembly), one sentence
-// per call, greedy, in float32. What the Marian export tests compare our output with.
+// per call, greedy (in float32 unless MARIAN_GEMM_PRECISION names another, e.g. int8shiftAll).
+// What the Marian export tests compare our output with.
 //   node marian_reference.js PACKAGE_DIR MODEL.bin SOURCE.spm [TARGET.spm] < input > output
 // PACKAGE_DIR holds the package's worker/ folder. Exits 2 with a message when Marian refuses
 // the model (a missing weight, a bad config), so that a test can show why.
@@ -63,10 +64,12 @@ async function main() {
   vocabularies.push_back(alignedMemory(marian, sourceVocabulary, 64));
   if (targetVocabulary && targetVocabulary !== sourceVocabulary)
     vocabularies.push_back(alignedMemory(marian, targetVocabulary, 64));
-  // Greedy in float32; every line one sentence; <unk> allowed, as our decoder allows it.
+  // Greedy, in float32 unless MARIAN_GEMM_PRECISION says otherwise (int8shiftAll for an int8
+  // model); every line one sentence; <unk> allowed, as our decoder allows it.
   const config = [
     'beam-size: 1', 'normalize: 0', 'word-penalty: 0', 'max-length-factor: 3', 'max-length-break: 128',
-    'mini-batch-words: 1024', 'workspace: 128', 'cpu-threads: 0', 'gemm-precision: float32',
+    'mini-batch-words: 1024', 'workspace: 128', 'cpu-threads: 0',
+    `gemm-precision: ${process.env.MARIAN_GEMM_PRECISION || 'float32'}`,
     'skip-cost: true', 'quiet: true', 'quiet-translation: true', 'alignment: soft', 'allow-unk: true',
     'ssplit-mode: sentence',
   ].join('\n');

@@ -22,12 +22,15 @@ cleanup() { [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"; }
 source "$SRC/tests/apps/tiny_task.sh"
 tiny_task "$WORK" 2000 100
 "$BIN/nmt-spm-train" --input "$WORK/train.de" --model-prefix "$WORK/spm-de" --vocab-size 50 --model-type bpe 2>/dev/null
+# 64 pieces: Marian's int8 products need vocabularies that are multiples of 8 (below).
+"$BIN/nmt-spm-train" --input "$WORK/train.en" "$WORK/train.de" --model-prefix "$WORK/spm64" --vocab-size 64 \
+  --model-type bpe 2>/dev/null
 MARIAN_LIKE=(--set model.transformer.norm=post --set model.transformer.positions=concatenated
              --set model.transformer.decoder_start=zeros --set model.transformer.layer_norm_epsilon=1e-6)
 train() {  # train RUN_DIR TARGET_SPM settings...
   local run=$1 target_spm=$2; shift 2
   "$BIN/nmt-train" --config "$SRC/configs/numbers-transformer.json" --train-src "$WORK/train.en" \
-    --train-tgt "$WORK/train.de" --valid-src "$WORK/valid.en" --valid-tgt "$WORK/valid.de" --src-spm "$WORK/spm.model" \
+    --train-tgt "$WORK/train.de" --valid-src "$WORK/valid.en" --valid-tgt "$WORK/valid.de" --src-spm "${SOURCE_SPM:-$WORK/spm.model}" \
     --tgt-spm "$target_spm" --model-dir "$run" --max-steps "${STEPS:-120}" --set train.valid_every=120 --threads 1 "$@" \
     >/dev/null 2>"$WORK/train.log" || { cat "$WORK/train.log" >&2; fail "training $run failed"; }
 }
@@ -66,7 +69,8 @@ compare_with_marian() {  # compare_with_marian RUN_DIR EXPORT_DIR SOURCE_VOCAB [
   [ "$differ" -le 5 ] || fail "nmt-import of $export: $differ of 100 lines differ at beam 5"
 }
 
-train "$WORK/shared" "$WORK/spm.model" "${MARIAN_LIKE[@]}" --set model.transformer.ffn_activation=swish
+STEPS=300 SOURCE_SPM="$WORK/spm64.model" train "$WORK/shared" "$WORK/spm64.model" "${MARIAN_LIKE[@]}" \
+  --set model.transformer.ffn_activation=swish
 compare_with_marian "$WORK/shared" "$WORK/shared-marian" "$WORK/shared-marian/vocab.spm"
 tr -d '\0' <"$WORK/shared-marian/model.bin" | grep -aq "^tied-embeddings-all: true" ||
   fail "the shared model's special:model.yml does not say tied-embeddings-all: true"
@@ -75,6 +79,38 @@ train "$WORK/separate" "$WORK/spm-de.model" "${MARIAN_LIKE[@]}" --set model.tran
   --set model.transformer.tie_output=false
 compare_with_marian "$WORK/separate" "$WORK/separate-marian" "$WORK/separate-marian/source.spm" "$WORK/separate-marian/target.spm"
 [ ! -e "$WORK/separate-marian/vocab.spm" ] || fail "two vocabularies exported as one"
+
+# int8 as Firefox's models are: Marian multiplies in int8 (int8shiftAll) with the export's
+# intgemm8 matrices; its import (dequantized) translates greedy in float32. Not the same
+# arithmetic (Marian quantizes activations per tensor, shifted), so lines may differ; a
+# wrong layout would leave few alike.
+"$BIN/nmt-export" --format marian --int8-weights -m "$WORK/shared/best.pt" -o "$WORK/int8-marian" >/dev/null 2>&1 ||
+  fail "nmt-export --int8-weights failed"
+expect_error "the source vocabulary is 60; Marian multiplies int8 matrices whose sides are multiples of 8" \
+  "$BIN/nmt-export" --format marian --int8-weights -m "$WORK/separate/best.pt" -o "$WORK/int8-refused"
+MARIAN_GEMM_PRECISION=int8shiftAll node "$SRC/tests/apps/marian_reference.js" "$REFERENCE/package" \
+  "$WORK/int8-marian/model.bin" "$WORK/int8-marian/vocab.spm" <"$WORK/valid.en" >"$WORK/int8.marian" 2>"$WORK/marian.log" ||
+  { cat "$WORK/marian.log" >&2; fail "Marian refused the int8 export"; }
+"$BIN/nmt-import" --format marian -m "$WORK/int8-marian/model.bin" --vocab "$WORK/int8-marian/vocab.spm" \
+  -o "$WORK/int8-imported.pt" >/dev/null 2>&1 || fail "nmt-import of the int8 export failed"
+"$BIN/nmt-translate" -m "$WORK/int8-imported.pt" --beam 1 --threads 1 <"$WORK/valid.en" >"$WORK/int8.ours" 2>/dev/null
+same=$(paste -d '\t' "$WORK/int8.marian" "$WORK/int8.ours" | awk -F '\t' '$1 == $2' | wc -l)
+alike=$(paste -d '\t' "$WORK/shared-marian.ours" "$WORK/int8.ours" | awk -F '\t' '$1 == $2' | wc -l)
+echo "marian_test: int8: Marian (int8shiftAll) and the dequantized import agree on $same of 100 lines; the import and the float32 model on $alike"
+[ "$same" -ge 90 ] || fail "Marian's int8 and the dequantized import agree on only $same of 100 lines"
+
+# An imported model is an ordinary checkpoint: it fine-tunes (--init-from, its own model section),
+# shows its attention, and exports to CTranslate2 with its output bias.
+"$BIN/nmt-train" --init-from "$WORK/shared-marian.pt" --train-src "$WORK/train.en" --train-tgt "$WORK/train.de" \
+  --valid-src "$WORK/valid.en" --valid-tgt "$WORK/valid.de" --model-dir "$WORK/fine-tuned" --max-steps 4 \
+  --set train.valid_every=4 --threads 1 >/dev/null 2>"$WORK/fine-tune.log" ||
+  { cat "$WORK/fine-tune.log" >&2; fail "nmt-train --init-from an imported model failed"; }
+grep -q "^validation @ step 4 " "$WORK/fine-tune.log" || fail "the fine-tuned imported model was not validated"
+head -3 "$WORK/valid.en" | "$BIN/nmt-align" -m "$WORK/shared-marian.pt" >"$WORK/align.jsonl" 2>/dev/null
+[ "$(grep -c '"attention"' "$WORK/align.jsonl")" -eq 3 ] || fail "nmt-align of an imported model gave no attention"
+"$BIN/nmt-export" --format ctranslate2 -m "$WORK/shared-marian.pt" -o "$WORK/imported-ct2" >/dev/null 2>&1 ||
+  fail "nmt-export --format ctranslate2 of an imported model failed"
+grep -aq "decoder/projection/bias" "$WORK/imported-ct2/model.bin" || fail "the CTranslate2 export lost the output bias"
 grep -q "target.spm" "$WORK/separate-marian/decoder.yml" || fail "decoder.yml does not name target.spm"
 
 # What Marian cannot compute is refused by name, and nothing is written.

@@ -302,8 +302,11 @@ TEST_CASE("Marian import: Firefox's int8 (intgemm8) weights are dequantized", "[
   const float alpha = 12.5f;
   multiplier.bytes.assign(reinterpret_cast<const char*>(&alpha), sizeof alpha);
   for (auto& item : items)
-    if (item.type == MarianType::float32 && item.shape.size() == 2 && item.shape[0] > 1)  // matrices, not biases
-      item = quantized_like_marian(item);
+    if (item.type == MarianType::float32 && item.shape.size() == 2 && item.shape[0] > 1) {  // matrices, not biases
+      const auto quantized = quantized_like_marian(item);
+      CHECK(intgemm8_item(item).bytes == quantized.bytes);  // the export's --int8-weights writes the same
+      item = quantized;
+    }
   items.push_back(multiplier);
   {
     AtomicFileWriter file(dir.file("int8.bin"));

@@ -21,6 +21,11 @@ void add_common_options(CLI::App& app, CommonOptions& options);
 /// threads: models/compute_description.h) go to stderr through print_verbose.
 void add_verbose_option(CLI::App& app, bool& verbose);
 
+/// Adds --progress-every SECONDS, the one flag of every tool that writes progress lines:
+/// seconds between lines on stderr, at least 0 (0: a line at every chance); `counts` says what
+/// the lines report. The default is what `seconds` holds.
+void add_progress_every(CLI::App& app, double& seconds, const std::string& counts);
+
 /// Writes each line to stderr as "<tool>: <line>" (each with print_line).
 void print_verbose(const CLI::App& app, const std::vector<std::string>& lines);
 

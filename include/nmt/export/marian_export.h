@@ -36,7 +36,9 @@ struct MarianModel {
 
 /// The model in Marian's layout. Throws nmt::Error naming what Marian cannot express: a model
 /// that is not a Transformer, pre-norm, positions or a decoder start Marian does not compute.
-MarianModel marian_model(const LoadedModel& loaded, const std::string& model_name);
+/// With `int8_weights`, every matrix as intgemm8 (marian_format.h), as Firefox Translations'
+/// models are: Marian then multiplies in int8 (its gemm-precision int8shiftAll).
+MarianModel marian_model(const LoadedModel& loaded, const std::string& model_name, bool int8_weights = false);
 
 /// The files of the model directory, named as Marian's own tools name them.
 struct MarianFiles {
@@ -51,6 +53,6 @@ struct MarianFiles {
 /// Writes the model directory `directory` (model.bin, model.npz, the .spm vocabularies, decoder.yml),
 /// whole or not at all; an existing one only with `replace`. Returns the model's notes.
 std::vector<std::string> export_marian(const LoadedModel& loaded, const std::string& model_name,
-                                       const std::string& directory, bool replace);
+                                       const std::string& directory, bool replace, bool int8_weights = false);
 
 }  // namespace nmt

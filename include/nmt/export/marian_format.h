@@ -50,6 +50,13 @@ MarianItem marian_config_item(const std::string& yaml);
 /// The YAML text of a config item (without the NUL).
 std::string marian_config_text(const MarianItem& item);
 
+/// A float32 matrix item as Marian's intgemm8 (Firefox Translations' models): int8 values
+/// round(value * q), clamped to [-127, 127], q = 127 / max |value|, then q as a float; an
+/// embedding (a name with "Wemb") stored as shaped, any other matrix transposed, as
+/// marian-dev's loader expects (src/tensors/cpu/integer_common.h). Throws nmt::Error for an
+/// item that is not a float32 matrix, or one of zeros.
+MarianItem intgemm8_item(const MarianItem& matrix);
+
 /// Writes the items to `sink` piece by piece. Throws nmt::Error for an empty or repeated
 /// name, or bytes that do not match the shape and type.
 void write_marian_binary(const std::vector<MarianItem>& items, const std::function<void(std::string_view)>& sink);
