@@ -117,6 +117,15 @@ mkdir -p "$work"
 git clone --quiet --no-hardlinks "$repo" "$work/main"
 if [ -d "$repo/../shared" ]; then bind "$repo/../shared" "$work/shared" ro; fi
 step "clone of $(git -C "$repo" rev-parse --short HEAD) in $work/main"
+# The tests' reference Marian, fetched (and checked) on this machine, handed to the root as a
+# copy, for a root that cannot fetch it itself (https through a proxy only the host trusts).
+reference=$(bash "$repo/scripts/fetch-marian-reference.sh" --where)
+in_root_reference=$root/root/.cache/nmt/$(basename "$reference")
+if [ -f "$reference/package/worker/bergamot-translator-worker.wasm" ] &&
+    [ ! -f "$in_root_reference/package/worker/bergamot-translator-worker.wasm" ]; then
+  mkdir -p "$in_root_reference"
+  cp -r "$reference/." "$in_root_reference/"
+fi
 
 # The README's two commands, as a user on a fresh Debian 13 runs them.
 # A clean environment but for CI, OpenBLAS's settings (which tests leave as they find them)

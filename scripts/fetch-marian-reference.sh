@@ -4,12 +4,13 @@
 # Node from tests/apps/marian_reference.js). Not part of the build; nothing of it is linked.
 # Unpacks it into ${NMT_MARIAN_REFERENCE:-~/.cache/nmt/bergamot-translator-0.4.9}, checked
 # against the tarball's SHA-256. Idempotent. Without network or Node it says so and exits 0:
-# the comparison test is then skipped, and says why.
+# the comparison test is then skipped, and says why. `--where` prints the folder and exits.
 set -euo pipefail
 version=0.4.9
 sha256=9011be93222d839d7448ffdf00549d53ce8f541fd782ffc79779d1756397c41f
 url=https://registry.npmjs.org/@browsermt/bergamot-translator/-/bergamot-translator-$version.tgz
 target=${NMT_MARIAN_REFERENCE:-${XDG_CACHE_HOME:-$HOME/.cache}/nmt/bergamot-translator-$version}
+if [ "${1:-}" = --where ]; then echo "$target"; exit 0; fi
 
 if [ -f "$target/package/worker/bergamot-translator-worker.wasm" ]; then
   echo "Marian reference: $target" >&2
