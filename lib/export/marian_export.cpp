@@ -110,6 +110,23 @@ std::string marian_decoder_yaml(const std::string& source_vocabulary, const std:
   return std::string(out.c_str()) + "\n";
 }
 
+// Every matrix of `model` as intgemm8, rows ([1, n]: biases, norms) and the config as they are.
+void write_matrices_as_int8(MarianModel& model, const ModelConfig& sizes, const std::string& model_name) {
+  // Marian's int8 products take matrices whose sides are multiples of 8 (intgemm's tiles;
+  // src/tensors/cpu/intgemm_interface.h), the tied output layer's vocabulary side included.
+  const auto& config = sizes.transformer;
+  for (const auto& [what, size] : std::vector<std::pair<std::string, int64_t>>{
+           {"d_model", config.d_model}, {"ffn_dim", config.ffn_dim},
+           {"the source vocabulary", sizes.source_vocab}, {"the target vocabulary", sizes.target_vocab}})
+    if (size % 8 != 0)
+      throw Error(model_name + ": " + what + " is " + std::to_string(size) +
+                  "; Marian multiplies int8 matrices whose sides are multiples of 8 (--int8-weights)");
+  for (auto& item : model.items)
+    if (item.shape.size() == 2 && item.shape[0] > 1) item = intgemm8_item(item);
+  model.notes.push_back("matrices written as int8 (intgemm8): Marian computes with them in int8; "
+                        "the .npz keeps float32");
+}
+
 }  // namespace
 
 MarianModel marian_model(const LoadedModel& loaded, const std::string& model_name, bool int8_weights) {
@@ -130,30 +147,18 @@ MarianModel marian_model(const LoadedModel& loaded, const std::string& model_nam
   for (const auto& link : marian_weight_links(config))
     if (link.ours != "output_bias") model.items.push_back(marian_float_item(link.marian, marian_value(weights, link)));
   model.items.push_back(output_bias_item(weights, config, loaded.config.model.target_vocab));
-  if (int8_weights) {
-    // Marian's int8 products take matrices whose sides are multiples of 8 (intgemm's tiles;
-    // src/tensors/cpu/intgemm_interface.h), the tied output layer's vocabulary side included.
-    const auto& sizes = loaded.config.model;
-    for (const auto& [what, size] : std::vector<std::pair<std::string, int64_t>>{
-             {"d_model", config.d_model}, {"ffn_dim", config.ffn_dim},
-             {"the source vocabulary", sizes.source_vocab}, {"the target vocabulary", sizes.target_vocab}})
-      if (size % 8 != 0)
-        throw Error(model_name + ": " + what + " is " + std::to_string(size) +
-                    "; Marian multiplies int8 matrices whose sides are multiples of 8 (--int8-weights)");
-    for (auto& item : model.items)
-      if (item.shape.size() == 2 && item.shape[0] > 1) item = intgemm8_item(item);  // matrices, not [1, n] rows
-    model.notes.push_back("matrices written as int8 (intgemm8): Marian computes with them in int8; "
-                          "the .npz keeps float32");
-  }
   model.config_yaml = marian_config_yaml(loaded.config.model);
   model.items.push_back(marian_config_item(model.config_yaml));
+  if (int8_weights) write_matrices_as_int8(model, loaded.config.model, model_name);
   return model;
 }
 
 std::vector<std::string> export_marian(const LoadedModel& loaded, const std::string& model_name,
                                        const std::string& directory, bool replace, bool int8_weights) {
-  const auto model = marian_model(loaded, model_name, int8_weights);
-  const auto float_model = int8_weights ? marian_model(loaded, model_name) : model;
+  // One model: the .npz from its float32 items, then model.bin from the same items quantized.
+  auto model = marian_model(loaded, model_name);
+  const auto npz = marian_npz_bytes(model.items);
+  if (int8_weights) write_matrices_as_int8(model, loaded.config.model, model_name);
   const bool shared = loaded.source_tokenizer.serialized() == loaded.target_tokenizer.serialized();
   const std::string source_vocabulary = shared ? MarianFiles::kSharedVocabulary : MarianFiles::kSourceVocabulary;
   const std::string target_vocabulary = shared ? MarianFiles::kSharedVocabulary : MarianFiles::kTargetVocabulary;
@@ -162,7 +167,7 @@ std::vector<std::string> export_marian(const LoadedModel& loaded, const std::str
     AtomicFileWriter binary((root / MarianFiles::kModel).string());
     write_marian_binary(model.items, [&](std::string_view bytes) { binary.write(std::string(bytes)); });
     binary.commit();
-    write_file_atomically((root / MarianFiles::kNpzModel).string(), marian_npz_bytes(float_model.items));
+    write_file_atomically((root / MarianFiles::kNpzModel).string(), npz);
     write_file_atomically((root / source_vocabulary).string(), loaded.source_tokenizer.serialized());
     if (!shared) write_file_atomically((root / target_vocabulary).string(), loaded.target_tokenizer.serialized());
     write_file_atomically((root / MarianFiles::kDecoderConfig).string(), marian_decoder_yaml(source_vocabulary, target_vocabulary));

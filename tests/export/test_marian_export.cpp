@@ -52,7 +52,7 @@ LoadedModel marian_like_model(const ScratchDir& dir, bool share, bool tie) {
   auto loaded = test::random_model(dir, "transformer", 7);
   auto& x = loaded.config.model.transformer;
   x.d_model = 4, x.heads = 2, x.ffn_dim = 8, x.encoder_layers = 1, x.decoder_layers = 2, x.max_positions = 6;
-  x.norm = "post", x.positions = "concatenated", x.decoder_start = "zeros", x.layer_norm_epsilon = 1e-6;
+  test::use_marian_choices(x);
   x.share_embeddings = share, x.tie_output = tie;
   torch::manual_seed(7);
   loaded.model = build_model(loaded.config.model);

@@ -97,7 +97,7 @@ TEST_CASE("Marian import: a model in Marian's ids computes what its original com
   auto& x = config.model.transformer;
   config.model.source_vocab = config.model.target_vocab = tokenizer.vocab_size();
   x.d_model = 8, x.heads = 2, x.ffn_dim = 16, x.encoder_layers = 1, x.decoder_layers = 2, x.max_positions = 32;
-  x.norm = "post", x.positions = "concatenated", x.decoder_start = "zeros", x.layer_norm_epsilon = 1e-6;
+  test::use_marian_choices(x);
   x.share_embeddings = true, x.tie_output = true, x.output_bias = true, x.ffn_activation = "swish";
   torch::manual_seed(5);
   auto model = build_model(config.model);
@@ -238,7 +238,7 @@ TEST_CASE("Marian import: OPUS-MT's form, an .npz with a vocab.yml whose ids are
   auto& x = config.model.transformer;
   config.model.source_vocab = config.model.target_vocab = tokenizer.vocab_size();
   x.d_model = 8, x.heads = 2, x.ffn_dim = 16, x.encoder_layers = 1, x.decoder_layers = 1, x.max_positions = 32;
-  x.norm = "post", x.positions = "concatenated", x.decoder_start = "zeros", x.layer_norm_epsilon = 1e-6;
+  test::use_marian_choices(x);
   x.share_embeddings = true, x.tie_output = true, x.output_bias = true;
   torch::manual_seed(9);
   auto model = build_model(config.model);
@@ -290,7 +290,7 @@ TEST_CASE("Marian import: Firefox's int8 (intgemm8) weights are dequantized", "[
   auto loaded = test::random_model(dir, "transformer", 4);
   auto& x = loaded.config.model.transformer;
   x.d_model = 8, x.heads = 2, x.ffn_dim = 16, x.encoder_layers = 1, x.decoder_layers = 1, x.max_positions = 32;
-  x.norm = "post", x.positions = "concatenated", x.decoder_start = "zeros", x.layer_norm_epsilon = 1e-6;
+  test::use_marian_choices(x);
   x.share_embeddings = true, x.tie_output = true;
   torch::manual_seed(4);
   loaded.model = build_model(loaded.config.model);

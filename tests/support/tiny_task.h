@@ -48,6 +48,11 @@ inline Tokenizer other_tokenizer(const ScratchDir& dir) {
   return Tokenizer::from_file(dir.file("other.model"));
 }
 
+/// Marian's choices (docs/marian.md): what a Transformer needs to export to Marian.
+inline void use_marian_choices(TransformerConfig& x) {
+  x.norm = "post", x.positions = "concatenated", x.decoder_start = "zeros", x.layer_norm_epsilon = 1e-6;
+}
+
 /// A small model of the given family that trains in seconds.
 inline Config tiny_config(const std::string& arch) {
   Config config;
