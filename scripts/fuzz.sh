@@ -3,6 +3,7 @@
 # UndefinedBehaviorSanitizer, and runs each. Usage:
 #   scripts/fuzz.sh [SECONDS]        run each harness for SECONDS (default 60)
 #   scripts/fuzz.sh --runs N         run each harness for N executions
+#   FUZZ_SEED=N scripts/fuzz.sh ...  the same inputs in the same order every run
 # Prints, per harness, the executions done and whether it crashed; exits 1 on a crash
 # (the crashing input is kept in build-fuzz/crashes/). Needs clang and its libFuzzer
 # runtime: clang-19 and libclang-rt-19-dev on Debian 13, clang-14 and libclang-rt-14-dev on
@@ -23,12 +24,18 @@ cmake -S tests/fuzz -B "$OUT" -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_BUILD_TYPE=Non
   || { cat "$OUT/configure.log" >&2; exit 1; }
 cmake --build "$OUT" -j"$(nproc)" >"$OUT/build.log" 2>&1 || { tail -n 60 "$OUT/build.log" >&2; exit 1; }
 status=0
-for harness in fuzz_corpus fuzz_config fuzz_metrics fuzz_checkpoint_seal fuzz_serve_request fuzz_marian_binary fuzz_marian_npz fuzz_sentencepiece_ids; do
+# A fixed FUZZ_SEED makes libFuzzer try the same inputs in the same order every run (the
+# test suite's short run: whatever it finds, every run that gets as far finds again).
+seed=()
+if [ -n "${FUZZ_SEED:-}" ]; then seed=(-seed="$FUZZ_SEED"); fi
+# Every tests/fuzz/fuzz_*.cpp is a harness (tests/fuzz/CMakeLists.txt builds the same list).
+for source in tests/fuzz/fuzz_*.cpp; do
+  harness=$(basename "$source" .cpp)
   mkdir -p "$OUT/corpus/$harness"
   seeds=()  # well-formed inputs to start from (read, not written)
   [ -d "tests/fuzz/seeds/$harness" ] && seeds=("tests/fuzz/seeds/$harness")
   log="$OUT/$harness.log"
-  if "$OUT/$harness" "${limit[@]}" -rss_limit_mb=2048 -max_len=4096 -artifact_prefix="$OUT/crashes/$harness-" \
+  if "$OUT/$harness" "${limit[@]}" "${seed[@]}" -rss_limit_mb=2048 -max_len=4096 -artifact_prefix="$OUT/crashes/$harness-" \
       "$OUT/corpus/$harness" "${seeds[@]}" >"$log" 2>&1; then
     result="no crash"
   else
