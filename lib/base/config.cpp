@@ -43,6 +43,7 @@ void visit(TransformerConfig& c, Visitor&& v) {
   v("decoder_start", c.decoder_start);
   v("ffn_activation", c.ffn_activation);
   v("layer_norm_epsilon", c.layer_norm_epsilon);
+  v("decoder_autoreg", c.decoder_autoreg);
 }
 
 template <typename Visitor>

@@ -193,6 +193,9 @@ Ctranslate2Model ctranslate2_model(const LoadedModel& loaded, const std::string&
     throw Error(model_name + ": a \"" + loaded.config.model.arch +
                 "\" model; CTranslate2 runs Transformers (its TransformerSpec), not the RNN families");
   const auto& config = loaded.config.model.transformer;
+  if (decoder_autoregression(config) == DecoderAutoregression::ssru)
+    throw Error(model_name + ": its decoder has SSRU layers (model.transformer.decoder_autoreg ssru); CTranslate2's "
+                "TransformerSpec decodes with self-attention only");
   const NamedWeights weights(*transformer, model_name);
   SpecBuilder spec(weights);
   Ctranslate2Model model;

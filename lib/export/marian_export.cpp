@@ -91,7 +91,12 @@ std::string marian_config_yaml(const ModelConfig& model) {
   out << YAML::Key << "transformer-postprocess" << YAML::Value << "dan";
   out << YAML::Key << "transformer-postprocess-emb" << YAML::Value << "d";
   out << YAML::Key << "transformer-postprocess-top" << YAML::Value << "";
-  out << YAML::Key << "transformer-decoder-autoreg" << YAML::Value << "self-attention";
+  if (decoder_autoregression(config) == DecoderAutoregression::ssru) {
+    out << YAML::Key << "transformer-decoder-autoreg" << YAML::Value << "rnn";
+    out << YAML::Key << "dec-cell" << YAML::Value << "ssru";
+  } else {
+    out << YAML::Key << "transformer-decoder-autoreg" << YAML::Value << "self-attention";
+  }
   out << YAML::Key << "transformer-train-positions" << YAML::Value << false;
   out << YAML::Key << "tied-embeddings" << YAML::Value << (config.tie_output && !config.share_embeddings);
   out << YAML::Key << "tied-embeddings-src" << YAML::Value << (config.share_embeddings && !config.tie_output);

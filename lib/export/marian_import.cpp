@@ -76,8 +76,15 @@ ModelConfig marian_model_config(const MarianConfig& marian, const std::string& o
   marian.require<std::string>(reasons, "transformer-preprocess", "", "", "pre-norm: Marian's reads keys and values un-normalized, ours does not");
   marian.require<std::string>(reasons, "transformer-postprocess", "dan", "dan", "ours adds, then normalizes");
   marian.require<std::string>(reasons, "transformer-postprocess-top", "", "", "no final norm after post-norm");
-  marian.require<std::string>(reasons, "transformer-decoder-autoreg", "self-attention", "self-attention",
-                              "SSRU and average-attention decoders are not ours");
+  const auto autoreg = marian.get<std::string>("transformer-decoder-autoreg", "self-attention");
+  const bool ssru = autoreg == "rnn";
+  if (autoreg != "self-attention" && !ssru)
+    reasons.push_back("transformer-decoder-autoreg: " + autoreg + " (ours: self-attention or an SSRU)");
+  if (ssru) {
+    marian.require<std::string>(reasons, "dec-cell", "gru", "ssru", "the decoder's only recurrent cell here is the SSRU");
+    marian.require<bool>(reasons, "layer-normalization", false, false, "an SSRU with normalized products is not ours");
+    marian.require<bool>(reasons, "transformer-rnn-projection", false, false, "an SSRU with an output projection is not ours");
+  }
   marian.require<int>(reasons, "transformer-ffn-depth", 2, 2, "our feed-forward has two layers");
   marian.require<bool>(reasons, "transformer-train-positions", false, false, "ours computes its sinusoids");
   marian.require<int>(reasons, "lemma-dim-emb", 0, 0, "factored vocabularies are not ours");
@@ -122,6 +129,7 @@ ModelConfig marian_model_config(const MarianConfig& marian, const std::string& o
   t.decoder_start = "zeros";
   t.ffn_activation = activation;
   t.layer_norm_epsilon = kMarianLayerNormEpsilon;
+  t.decoder_autoreg = ssru ? "ssru" : "self_attention";
   return config;
 }
 

@@ -1,5 +1,7 @@
 #include "nmt/export/marian_weights.h"
 
+#include "nmt/models/transformer/transformer_layers.h"
+
 namespace nmt {
 
 namespace {
@@ -55,8 +57,16 @@ void add_marian_layer_links(MarianLinkList& links, const TransformerConfig& conf
   for (int64_t i = 0; i < config.decoder_layers; ++i) {
     const auto prefix = "decoder_l" + std::to_string(i + 1);
     const auto ours = "decoder." + std::to_string(i);
-    links.attention(prefix + "_self", ours + ".self_attention", true);
-    links.norm(prefix + "_self_Wo", ours + ".self_attention_norm");
+    if (decoder_autoregression(config) == DecoderAutoregression::ssru) {
+      // Marian's DecoderLayerRNN: the cell's W, Wf, bf under the layer's "_rnn" prefix, its
+      // post-norm named as if after a feed-forward ("_rnn_ffn").
+      links.add({prefix + "_rnn_W", ours + ".ssru.transform.weight", MarianLayout::transposed});
+      links.linear(prefix + "_rnn_Wf", prefix + "_rnn_bf", ours + ".ssru.forget");
+      links.norm(prefix + "_rnn_ffn", ours + ".ssru_norm");
+    } else {
+      links.attention(prefix + "_self", ours + ".self_attention", true);
+      links.norm(prefix + "_self_Wo", ours + ".self_attention_norm");
+    }
     links.attention(prefix + "_context", ours + ".cross_attention", false);
     links.norm(prefix + "_context_Wo", ours + ".cross_attention_norm");
     links.linear(prefix + "_ffn_W1", prefix + "_ffn_b1", ours + ".feed_forward.inner");

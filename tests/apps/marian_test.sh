@@ -3,8 +3,9 @@
 # marian, translated by Marian itself (npm's bergamot-translator in Node, greedy, float32, one
 # sentence per call) and by nmt-translate --beam 1: the same lines. nmt-import reads the
 # export back: the same translations at beam 5. Two models cover what the
-# export maps: one vocabulary with shared, tied embeddings and swish; two vocabularies with
-# separate embeddings, an untied output layer and relu. Models Marian cannot compute are
+# export maps: one vocabulary with shared, tied embeddings and swish; a student with an SSRU
+# decoder, as Firefox's; two vocabularies with separate embeddings, an untied output layer and
+# relu. Both int8 as Firefox's models are (int8shiftAll). Models Marian cannot compute are
 # refused by name. Usage: marian_test.sh BIN_DIR SOURCE_DIR. Exits 77 (skipped) without Node
 # or the reference package (scripts/fetch-marian-reference.sh fetches it).
 BIN=$1
@@ -75,6 +76,13 @@ compare_with_marian "$WORK/shared" "$WORK/shared-marian" "$WORK/shared-marian/vo
 tr -d '\0' <"$WORK/shared-marian/model.bin" | grep -aq "^tied-embeddings-all: true" ||
   fail "the shared model's special:model.yml does not say tied-embeddings-all: true"
 
+# A student as Firefox's are: an SSRU decoder (Marian's transformer-decoder-autoreg rnn, dec-cell ssru).
+STEPS=300 SOURCE_SPM="$WORK/spm64.model" train "$WORK/student" "$WORK/spm64.model" "${MARIAN_LIKE[@]}" \
+  --set model.transformer.decoder_autoreg=ssru
+compare_with_marian "$WORK/student" "$WORK/student-marian" "$WORK/student-marian/vocab.spm"
+tr -d '\0' <"$WORK/student-marian/model.bin" | grep -aq "^dec-cell: ssru" ||
+  fail "the student's special:model.yml does not say dec-cell: ssru"
+
 train "$WORK/separate" "$WORK/spm-de.model" "${MARIAN_LIKE[@]}" --set model.transformer.share_embeddings=false \
   --set model.transformer.tie_output=false
 compare_with_marian "$WORK/separate" "$WORK/separate-marian" "$WORK/separate-marian/source.spm" "$WORK/separate-marian/target.spm"
@@ -84,20 +92,26 @@ compare_with_marian "$WORK/separate" "$WORK/separate-marian" "$WORK/separate-mar
 # intgemm8 matrices; its import (dequantized) translates greedy in float32. Not the same
 # arithmetic (Marian quantizes activations per tensor, shifted), so lines may differ; a
 # wrong layout would leave few alike.
-"$BIN/nmt-export" --format marian --int8-weights -m "$WORK/shared/best.pt" -o "$WORK/int8-marian" >/dev/null 2>&1 ||
-  fail "nmt-export --int8-weights failed"
+compare_int8_with_marian() {  # compare_int8_with_marian RUN_NAME (shared or student, exported above)
+  local name=$1
+  "$BIN/nmt-export" --format marian --int8-weights -m "$WORK/$name/best.pt" -o "$WORK/$name-int8" >/dev/null 2>&1 ||
+    fail "nmt-export --int8-weights of $name failed"
+  MARIAN_GEMM_PRECISION=int8shiftAll node "$SRC/tests/apps/marian_reference.js" "$REFERENCE/package" \
+    "$WORK/$name-int8/model.bin" "$WORK/$name-int8/vocab.spm" <"$WORK/valid.en" >"$WORK/$name-int8.marian" 2>"$WORK/marian.log" ||
+    { cat "$WORK/marian.log" >&2; fail "Marian refused the int8 export of $name"; }
+  "$BIN/nmt-import" --format marian -m "$WORK/$name-int8/model.bin" --vocab "$WORK/$name-int8/vocab.spm" \
+    -o "$WORK/$name-int8.pt" >/dev/null 2>&1 || fail "nmt-import of the int8 export of $name failed"
+  "$BIN/nmt-translate" -m "$WORK/$name-int8.pt" --beam 1 --threads 1 <"$WORK/valid.en" >"$WORK/$name-int8.ours" 2>/dev/null
+  local same alike
+  same=$(paste -d '\t' "$WORK/$name-int8.marian" "$WORK/$name-int8.ours" | awk -F '\t' '$1 == $2' | wc -l)
+  alike=$(paste -d '\t' "$WORK/$name-marian.ours" "$WORK/$name-int8.ours" | awk -F '\t' '$1 == $2' | wc -l)
+  echo "marian_test: int8 $name: Marian (int8shiftAll) and the dequantized import agree on $same of 100 lines; the import and the float32 model on $alike"
+  [ "$same" -ge 90 ] || fail "Marian's int8 and the dequantized import of $name agree on only $same of 100 lines"
+}
+compare_int8_with_marian shared
+compare_int8_with_marian student
 expect_error "the source vocabulary is 60; Marian multiplies int8 matrices whose sides are multiples of 8" \
   "$BIN/nmt-export" --format marian --int8-weights -m "$WORK/separate/best.pt" -o "$WORK/int8-refused"
-MARIAN_GEMM_PRECISION=int8shiftAll node "$SRC/tests/apps/marian_reference.js" "$REFERENCE/package" \
-  "$WORK/int8-marian/model.bin" "$WORK/int8-marian/vocab.spm" <"$WORK/valid.en" >"$WORK/int8.marian" 2>"$WORK/marian.log" ||
-  { cat "$WORK/marian.log" >&2; fail "Marian refused the int8 export"; }
-"$BIN/nmt-import" --format marian -m "$WORK/int8-marian/model.bin" --vocab "$WORK/int8-marian/vocab.spm" \
-  -o "$WORK/int8-imported.pt" >/dev/null 2>&1 || fail "nmt-import of the int8 export failed"
-"$BIN/nmt-translate" -m "$WORK/int8-imported.pt" --beam 1 --threads 1 <"$WORK/valid.en" >"$WORK/int8.ours" 2>/dev/null
-same=$(paste -d '\t' "$WORK/int8.marian" "$WORK/int8.ours" | awk -F '\t' '$1 == $2' | wc -l)
-alike=$(paste -d '\t' "$WORK/shared-marian.ours" "$WORK/int8.ours" | awk -F '\t' '$1 == $2' | wc -l)
-echo "marian_test: int8: Marian (int8shiftAll) and the dequantized import agree on $same of 100 lines; the import and the float32 model on $alike"
-[ "$same" -ge 90 ] || fail "Marian's int8 and the dequantized import agree on only $same of 100 lines"
 
 # An imported model is an ordinary checkpoint: it fine-tunes (--init-from, its own model section),
 # shows its attention, and exports to CTranslate2 with its output bias.
@@ -119,4 +133,4 @@ expect_error 'norm "pre"' "$BIN/nmt-export" --format marian -m "$WORK/ours/best.
 STEPS=2 train "$WORK/interleaved" "$WORK/spm.model" "${MARIAN_LIKE[@]}" --set model.transformer.positions=interleaved
 expect_error 'positions "interleaved"' "$BIN/nmt-export" --format marian -m "$WORK/interleaved/best.pt" -o "$WORK/refused"
 [ ! -e "$WORK/refused" ] || fail "a refused export left $WORK/refused"
-echo "marian_test: Marian's greedy output equals ours on 2 x 100 lines, imports translate as their originals; refusals named"
+echo "marian_test: Marian's greedy output equals ours on 3 x 100 lines, imports translate as their originals; refusals named"

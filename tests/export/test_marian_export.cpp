@@ -9,6 +9,7 @@
 #include <map>
 
 #include "nmt/base/error.h"
+#include "nmt/export/ctranslate2_export.h"
 #include "nmt/export/marian_export.h"
 #include "nmt/export/marian_format.h"
 #include "nmt/models/registry.h"
@@ -177,6 +178,35 @@ TEST_CASE("Marian export: separate embeddings and an output layer of its own", "
   CHECK(items.at("decoder_ff_logit_out_W")->shape == std::vector<int32_t>{4, v});
   CHECK(model.config_yaml.find("tied-embeddings: false") != std::string::npos);
   CHECK(model.config_yaml.find("tied-embeddings-all: false") != std::string::npos);
+}
+
+TEST_CASE("Marian export: an SSRU decoder under Marian's DecoderLayerRNN names", "[export][marian]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir);
+  auto loaded = marian_like_model(dir, /*share=*/true, /*tie=*/true);
+  loaded.config.model.transformer.decoder_autoreg = "ssru";
+  torch::manual_seed(7);
+  loaded.model = build_model(loaded.config.model);
+  const auto model = marian_model(loaded, "student.pt");
+  const auto items = items_by_name(model.items);
+  CHECK(items.count("decoder_l1_self_Wq") == 0);
+  CHECK(items.count("decoder_l2_self_Wo_ln_scale") == 0);
+  CHECK(items.count("encoder_l1_self_Wq") == 1);
+  // W and Wf [in, out] as Marian's dot(x, W) reads them; bf [1, D]; the norm after the cell.
+  const auto transform = loaded.model->named_parameters()["decoder.1.ssru.transform.weight"];
+  const auto w = marian_values(*items.at("decoder_l2_rnn_W"));
+  REQUIRE(w.size() == 16);
+  for (int in = 0; in < 4; ++in)
+    for (int out = 0; out < 4; ++out) CHECK(w[in * 4 + out] == transform[out][in].item<float>());
+  CHECK(items.at("decoder_l1_rnn_Wf")->shape == std::vector<int32_t>{4, 4});
+  CHECK(items.at("decoder_l1_rnn_bf")->shape == std::vector<int32_t>{1, 4});
+  CHECK(items.count("decoder_l1_rnn_b") == 0);
+  CHECK(items.count("decoder_l2_rnn_ffn_ln_scale") == 1);
+  CHECK(items.count("decoder_l2_rnn_ffn_ln_bias") == 1);
+  CHECK(model.config_yaml.find("transformer-decoder-autoreg: rnn") != std::string::npos);
+  CHECK(model.config_yaml.find("dec-cell: ssru") != std::string::npos);
+  // CTranslate2 decodes with self-attention only: refused by name.
+  CHECK_THROWS_WITH(ctranslate2_model(loaded, "student.pt"), HasSubstring("SSRU"));
 }
 
 TEST_CASE("Marian export: what Marian cannot compute is refused, every reason named", "[export][marian]") {

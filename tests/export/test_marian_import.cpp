@@ -99,6 +99,7 @@ TEST_CASE("Marian import: a model in Marian's ids computes what its original com
   x.d_model = 8, x.heads = 2, x.ffn_dim = 16, x.encoder_layers = 1, x.decoder_layers = 2, x.max_positions = 32;
   test::use_marian_choices(x);
   x.share_embeddings = true, x.tie_output = true, x.output_bias = true, x.ffn_activation = "swish";
+  x.decoder_autoreg = GENERATE(as<std::string>(), "self_attention", "ssru");  // ssru: Firefox's students
   torch::manual_seed(5);
   auto model = build_model(config.model);
   {
@@ -121,6 +122,7 @@ TEST_CASE("Marian import: a model in Marian's ids computes what its original com
   CHECK(loaded.config.model.source_vocab == 62);
   CHECK(loaded.config.model.transformer.output_bias);
   CHECK(loaded.config.model.transformer.ffn_activation == "swish");
+  CHECK(loaded.config.model.transformer.decoder_autoreg == x.decoder_autoreg);
   CHECK(loaded.source_tokenizer.serialized() == reordered.serialized);
 
   // The same logits for every token but <pad> and <s>, which Marian's vocabulary does not have
@@ -156,7 +158,14 @@ TEST_CASE("Marian import: what our Transformer cannot compute is refused by name
                                         "transformer-decoder-autoreg: rnn\n" + sizes),
                                   {vocabulary}),
                     HasSubstring("transformer-preprocess: n") && HasSubstring("transformer-postprocess: da") &&
-                        HasSubstring("transformer-decoder-autoreg: rnn"));
+                        HasSubstring("dec-cell: gru"));
+  CHECK_THROWS_WITH(import_marian(write("type: transformer\ntransformer-decoder-autoreg: average-attention\n" + sizes),
+                                  {vocabulary}),
+                    HasSubstring("transformer-decoder-autoreg: average-attention"));
+  CHECK_THROWS_WITH(import_marian(write("type: transformer\ntransformer-decoder-autoreg: rnn\ndec-cell: ssru\n"
+                                        "transformer-rnn-projection: true\nlayer-normalization: true\n" + sizes),
+                                  {vocabulary}),
+                    HasSubstring("transformer-rnn-projection: true") && HasSubstring("layer-normalization: true"));
   CHECK_THROWS_WITH(import_marian(write("type: s2s\n" + sizes), {vocabulary}), HasSubstring("type: s2s"));
   CHECK_THROWS_WITH(import_marian(write("type: transformer\ndim-vocabs: [60, 60]\n"), {vocabulary}),
                     HasSubstring("has no transformer-dim-ffn"));

@@ -367,3 +367,99 @@ TEST_CASE("Transformer refuses unknown positions, decoder starts and activations
   odd.transformer.heads = 1;
   CHECK_THROWS_WITH(TransformerModel(odd), HasSubstring("even d_model of at least 4"));
 }
+
+TEST_CASE("SSRU computes Marian's recurrence and carries its cell between calls", "[transformer]") {
+  torch::manual_seed(3);
+  nmt::SSRU ssru(4);
+  torch::NoGradGuard no_grad;
+  const auto x = torch::randn({2, 3, 4});
+  const auto parameters = ssru->named_parameters();
+  const auto w = parameters["transform.weight"], wf = parameters["forget.weight"], bf = parameters["forget.bias"];
+  CHECK_FALSE(parameters.contains("transform.bias"));  // Marian's W has no bias
+  // By the formula, one position at a time from a zero cell.
+  auto cell = torch::zeros({2, 4});
+  std::vector<torch::Tensor> expected;
+  for (int64_t t = 0; t < 3; ++t) {
+    const auto xt = x.select(1, t);
+    const auto f = torch::sigmoid(xt.matmul(wf.t()) + bf);
+    cell = f * cell + (1 - f) * xt.matmul(w.t());
+    expected.push_back(torch::relu(cell));
+  }
+  CHECK(max_diff(ssru->forward(x), torch::stack(expected, 1)) < 1e-6);
+  // Position by position through the cell: the same outputs, and the same last cell.
+  torch::Tensor carried;
+  for (int64_t t = 0; t < 3; ++t)
+    CHECK(max_diff(ssru->forward(x.narrow(1, t, 1), &carried).squeeze(1), expected[static_cast<size_t>(t)]) < 1e-6);
+  CHECK(max_diff(carried, cell) < 1e-6);
+}
+
+namespace {
+
+nmt::ModelConfig ssru_config() {
+  auto config = marian_like_config();
+  config.transformer.decoder_autoreg = "ssru";
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("Transformer with an SSRU decoder: stepwise as teacher-forced, causal, reordered with the beam",
+          "[transformer]") {
+  auto model = eval_model(ssru_config());
+  torch::NoGradGuard no_grad;
+  for (const auto& parameter : model->named_parameters()) {
+    INFO(parameter.key());
+    CHECK(parameter.key().find("decoder.0.self_attention") == std::string::npos);
+  }
+  CHECK(model->named_parameters().contains("decoder.1.ssru.forget.weight"));
+  CHECK(model->named_parameters().contains("decoder.1.ssru_norm.weight"));
+  const auto logits = model->forward(kSource(), kTarget()).logits;
+  const auto expected = torch::log_softmax(logits, -1);
+  auto state = model->initial_state(model->encode(kSource()));
+  for (int64_t t = 0; t < kTarget().size(1); ++t)
+    CHECK(max_diff(model->step(kTarget().select(1, t), *state).scores.log_probs(), expected.select(1, t)) < 1e-5);
+
+  // A later token changes nothing before it: the recurrence reads only the prefix.
+  auto changed = kTarget();
+  changed[0][2] = 17;
+  const auto other = model->forward(kSource(), changed).logits;
+  CHECK(max_diff(other.select(0, 0).narrow(0, 0, 2), logits.select(0, 0).narrow(0, 0, 2)) < 1e-6);
+  CHECK(max_diff(other.select(0, 0).narrow(0, 2, 2), logits.select(0, 0).narrow(0, 2, 2)) > 1e-4);
+
+  // The cells follow a beam's reorder: reorder then step equals step then reorder.
+  auto beam = model->initial_state(model->encode(kSource()));
+  beam->select(torch::tensor({0, 0, 1, 1}, torch::kInt64));
+  model->step(torch::full({4}, 2, torch::kInt64), *beam);
+  model->step(torch::tensor({5, 6, 7, 8}, torch::kInt64), *beam);
+  const auto index = torch::tensor({1, 0, 3, 2}, torch::kInt64);
+  const auto tokens = torch::tensor({9, 10, 11, 12}, torch::kInt64);
+  auto reordered = beam->clone();
+  reordered->reorder(index);
+  const auto first = model->step(tokens.index_select(0, index), *reordered);
+  const auto second = model->step(tokens, *beam);
+  CHECK(max_diff(first.scores.log_probs(), second.scores.log_probs().index_select(0, index)) < 1e-6);
+  beam->reorder(index);
+  const auto next = torch::tensor({13, 14, 15, 16}, torch::kInt64);
+  CHECK(max_diff(model->step(next, *reordered).scores.log_probs(), model->step(next, *beam).scores.log_probs()) < 1e-6);
+
+  // The encoder's self-attention is exported; the decoder has none.
+  const auto weights = model->self_attention(kSource(), kTarget());
+  CHECK(weights.encoder.size() == 2);
+  CHECK(weights.decoder.empty());
+}
+
+TEST_CASE("Transformer with an SSRU decoder trains: gradients reach every parameter", "[transformer]") {
+  torch::manual_seed(1);
+  auto model = std::make_shared<TransformerModel>(ssru_config());
+  model->train();
+  auto logits = model->forward(kSource(), kTarget()).logits;
+  logits.logsumexp(-1).sum().backward();
+  for (const auto& parameter : model->named_parameters()) {
+    INFO(parameter.key());
+    REQUIRE(parameter.value().grad().defined());
+    CHECK(parameter.value().grad().abs().sum().item<double>() > 0);
+  }
+  auto unknown = ssru_config();
+  unknown.transformer.decoder_autoreg = "average_attention";
+  CHECK_THROWS_WITH(TransformerModel(unknown), HasSubstring("decoder_autoreg must be \"self_attention\" or \"ssru\""));
+}

@@ -46,6 +46,9 @@ struct TransformerConfig {
                                           ///< zeros (a zero embedding, as Marian)
   std::string ffn_activation = "relu";    ///< relu | swish (x * sigmoid(x), Marian's default)
   double layer_norm_epsilon = 1e-5;       ///< every LayerNorm's epsilon (Marian: 1e-6)
+  std::string decoder_autoreg = "self_attention";  ///< the decoder's sublayer over its own prefix:
+                                                   ///< self_attention | ssru (Marian's simpler simple
+                                                   ///< recurrent unit, as Firefox's student models)
 };
 
 struct ModelConfig {

@@ -39,6 +39,7 @@ void check_settings(const ModelConfig& config) {
   position_layout(config.transformer);
   decoder_starts_from_zeros(config.transformer);
   feed_forward_activation(config.transformer);
+  decoder_autoregression(config.transformer);
 }
 
 // N(0, d_model^-0.5): after the sqrt(d_model) scaling, embeddings have unit variance,
@@ -71,6 +72,7 @@ TransformerModel::TransformerModel(const ModelConfig& config) : config_(config) 
                                sinusoidal_positions(config_.transformer.max_positions, config_.transformer.d_model,
                                                     position_layout(config_.transformer)));
   decoder_starts_from_zeros_ = decoder_starts_from_zeros(config_.transformer);
+  recurrent_decoder_ = decoder_autoregression(config_.transformer) == DecoderAutoregression::ssru;
   build_stacks();
 }
 
@@ -187,12 +189,18 @@ std::vector<LayerComputation> TransformerModel::layer_computations() const {
   auto output = path;
   if (config_.transformer.tie_output)
     output += converts_weights(linear_path()) ? "; a converted copy of the tied target embedding" : "; tied to the target embedding";
-  return {{"attention projections", path},
-          {"feed-forward", computes_in_bf16(linear_path()) ? path + "; the hidden layer stays bf16" : path},
-          {"output projection", output},
-          {"attention scores and context", describe_attention_kernel(kernels_)},
-          {"dropout", describe_kernel_choice(kernels_)},
-          {"embeddings, layer norms", "fp32, LibTorch"}};
+  std::vector<LayerComputation> computations{
+      {"attention projections", path},
+      {"feed-forward", computes_in_bf16(linear_path()) ? path + "; the hidden layer stays bf16" : path},
+      {"output projection", output},
+      {"attention scores and context", describe_attention_kernel(kernels_)},
+      {"dropout", describe_kernel_choice(kernels_)},
+      {"embeddings, layer norms", "fp32, LibTorch"}};
+  if (recurrent_decoder_) {
+    computations.insert(computations.begin() + 1, {"the decoder's SSRU products", path});
+    computations.back().layers += ", the SSRU's gates";
+  }
+  return computations;
 }
 
 EncoderOutput TransformerModel::encode(const torch::Tensor& source) {
@@ -204,6 +212,12 @@ EncoderOutput TransformerModel::encode(const torch::Tensor& source) {
   encoded.memory = encoder_norm_.is_empty() ? x : encoder_norm_(x);
   encoded.source_bias = bias;
   return encoded;
+}
+
+void TransformerState::reorder(const torch::Tensor& index) {
+  self_attention.reorder(index);
+  for (auto& cell : recurrent_cells)
+    if (cell.defined()) cell = cell.index_select(0, index);
 }
 
 void TransformerState::select(const torch::Tensor& index) {
@@ -218,9 +232,12 @@ DecoderStatePtr TransformerModel::initial_state(const EncoderOutput& encoded) {
   state->source_bias = encoded.source_bias.defined() ? encoded.source_bias
                                                      : padding_bias(encoded.source_mask, memory.scalar_type());
   for (auto& layer : decoder_layers_) state->memory.push_back(layer->project_memory(memory));
+  // An SSRU decoder keeps no caches (a table with no layers), but a cell per layer, zeros
+  // until its first step.
   state->self_attention = SelfAttentionCaches(
-      config_.transformer.decoder_layers, memory.size(0), config_.transformer.heads,
+      recurrent_decoder_ ? 0 : config_.transformer.decoder_layers, memory.size(0), config_.transformer.heads,
       config_.transformer.d_model / config_.transformer.heads, memory.options());
+  if (recurrent_decoder_) state->recurrent_cells.resize(decoder_layers_.size());
   return state;
 }
 
@@ -234,7 +251,9 @@ StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderS
     for (size_t i = 0; i < decoder_layers_.size(); ++i) {
       const KeyValue memory{state.memory[i].keys, state.memory[i].values, state.sentence_rows};
       // No self-attention mask: attention reads only the filled positions <= the current one.
-      auto result = decoder_layers_[i]->forward(x, torch::Tensor(), memory, state.source_bias, &caches[i]);
+      const auto step = recurrent_decoder_ ? DecoderLayerStepState{nullptr, &state.recurrent_cells[i]}
+                                           : DecoderLayerStepState{&caches[i], nullptr};
+      auto result = decoder_layers_[i]->forward(x, torch::Tensor(), memory, state.source_bias, step);
       x = result.output;
       if (state.want_attention) out.layer_attention.push_back(result.cross_weights.squeeze(2));  // [B, H, S]
     }
@@ -283,7 +302,7 @@ SelfAttentionWeights TransformerModel::self_attention(const torch::Tensor& sourc
   for (auto& layer : decoder_layers_) {
     auto result = layer->forward(y, self_bias, layer->project_memory(memory), source_bias);
     y = result.output;
-    weights.decoder.push_back(result.self_weights);
+    if (result.self_weights.defined()) weights.decoder.push_back(result.self_weights);  // none with SSRU
   }
   return weights;
 }

@@ -32,6 +32,12 @@ bool decoder_starts_from_zeros(const TransformerConfig& config) {
   throw Error("transformer: decoder_start must be \"bos\" or \"zeros\", got \"" + config.decoder_start + "\"");
 }
 
+DecoderAutoregression decoder_autoregression(const TransformerConfig& config) {
+  if (config.decoder_autoreg == "self_attention") return DecoderAutoregression::self_attention;
+  if (config.decoder_autoreg == "ssru") return DecoderAutoregression::ssru;
+  throw Error("transformer: decoder_autoreg must be \"self_attention\" or \"ssru\", got \"" + config.decoder_autoreg + "\"");
+}
+
 FeedForwardActivation feed_forward_activation(const TransformerConfig& config) {
   if (config.ffn_activation == "relu") return FeedForwardActivation::relu;
   if (config.ffn_activation == "swish") return FeedForwardActivation::swish;
@@ -138,12 +144,16 @@ torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x, const torch::Ten
 
 DecoderLayerImpl::DecoderLayerImpl(const TransformerConfig& config, double dropout)
     : residual_(uses_pre_norm(config), dropout) {
-  self_attention_ = register_module(
-      "self_attention", SelfAttention(config.d_model, config.heads, config.attention_dropout));
+  const bool recurrent = decoder_autoregression(config) == DecoderAutoregression::ssru;
+  if (recurrent)
+    ssru_ = register_module("ssru", SSRU(config.d_model));
+  else
+    self_attention_ = register_module(
+        "self_attention", SelfAttention(config.d_model, config.heads, config.attention_dropout));
   cross_attention_ = register_module(
       "cross_attention", CrossAttention(config.d_model, config.heads, config.attention_dropout));
   feed_forward_ = register_module("feed_forward", FeedForward(config.d_model, config.ffn_dim, feed_forward_activation(config)));
-  self_attention_norm_ = register_module("self_attention_norm", transformer_layer_norm(config));
+  self_attention_norm_ = register_module(recurrent ? "ssru_norm" : "self_attention_norm", transformer_layer_norm(config));
   cross_attention_norm_ = register_module("cross_attention_norm", transformer_layer_norm(config));
   feed_forward_norm_ = register_module("feed_forward_norm", transformer_layer_norm(config));
 }
@@ -155,11 +165,12 @@ KeyValue DecoderLayerImpl::project_memory(const torch::Tensor& memory) {
 DecoderLayerOutput DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& self_bias,
                                              const KeyValue& memory,
                                              const torch::Tensor& memory_bias,
-                                             KeyValueCache* cache) {
+                                             DecoderLayerStepState step) {
   const bool training = is_training();
   torch::Tensor self_weights;
   auto h = residual_.apply(x, self_attention_norm_, training, [&](const torch::Tensor& input) {
-    auto attended = self_attention_->forward(input, self_bias, cache);
+    if (!ssru_.is_empty()) return ssru_->forward(input, step.recurrent_cell);
+    auto attended = self_attention_->forward(input, self_bias, step.self_attention);
     self_weights = attended.weights;
     return attended.output;
   });

@@ -7,7 +7,8 @@
 //
 // Decoding is incremental: initial_state() projects every layer's cross-attention
 // keys/values once per sentence (TransformerState::memory), and each step() writes one
-// position into the self-attention caches (TransformerState::self_attention), so the
+// position into the self-attention caches (TransformerState::self_attention), or moves
+// each SSRU layer's cell one position on (TransformerState::recurrent_cells), so the
 // prefix is never re-run.
 //
 // Shape: batch-first; source [B, S], target [B, T], memory [B, S, D], logits [B, T, V].
@@ -36,9 +37,10 @@ struct TransformerState : DecoderState {
   std::vector<KeyValue> memory;   ///< per decoder layer: encoder keys/values [N, H, S, dk]
   torch::Tensor source_bias;      ///< [N, 1, 1, S] additive padding mask
   torch::Tensor sentence_rows;    ///< [B] int64: the sentence of each hypothesis (undefined: row b)
-  SelfAttentionCaches self_attention;
+  SelfAttentionCaches self_attention;        ///< self-attention decoders (none for SSRU)
+  std::vector<torch::Tensor> recurrent_cells;  ///< SSRU decoders: per layer [B, D] (undefined: zeros)
 
-  void reorder(const torch::Tensor& index) override { self_attention.reorder(index); }
+  void reorder(const torch::Tensor& index) override;
   void select(const torch::Tensor& index) override;
   DecoderStatePtr clone() const override { return std::make_unique<TransformerState>(*this); }
 };
@@ -67,7 +69,7 @@ class TransformerModel : public Seq2SeqModel {
   std::vector<LayerComputation> layer_computations() const override;
 
   int64_t attention_layers() const override { return config_.transformer.decoder_layers; }
-  bool has_self_attention() const override { return true; }
+  bool has_self_attention() const override { return true; }  // the encoder's (and the decoder's, without SSRU)
   int64_t max_positions() const override { return config_.transformer.max_positions; }
   /// Decoder layer whose head-mean cross-attention is StepOutput::attention.
   int64_t alignment_layer() const override { return alignment_layer_; }
@@ -117,6 +119,7 @@ class TransformerModel : public Seq2SeqModel {
   ModelConfig config_;
   int64_t alignment_layer_;
   bool decoder_starts_from_zeros_ = false;  // model.transformer.decoder_start, decided at construction
+  bool recurrent_decoder_ = false;          // model.transformer.decoder_autoreg ssru, likewise
   KernelChoice kernels_ = KernelChoice::cpu_fp32;
   torch::nn::Embedding source_embedding_{nullptr};
   torch::nn::Embedding target_embedding_{nullptr};

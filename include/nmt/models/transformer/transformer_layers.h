@@ -17,6 +17,7 @@
 
 #include "nmt/base/config.h"
 #include "nmt/models/transformer/multi_head_attention.h"
+#include "nmt/models/transformer/ssru.h"
 
 namespace nmt {
 
@@ -34,6 +35,14 @@ PositionLayout position_layout(const TransformerConfig& config);
 
 /// true for model.transformer.decoder_start "zeros", false for "bos"; throws for anything else.
 bool decoder_starts_from_zeros(const TransformerConfig& config);
+
+/// The decoder's sublayer over its own prefix (model.transformer.decoder_autoreg).
+enum class DecoderAutoregression {
+  self_attention,  ///< masked self-attention, a key/value cache when decoding (the paper)
+  ssru,            ///< the SSRU recurrence (ssru.h), one cell vector per layer when decoding
+};
+/// model.transformer.decoder_autoreg; throws nmt::Error for an unknown name.
+DecoderAutoregression decoder_autoregression(const TransformerConfig& config);
 
 enum class FeedForwardActivation { relu, swish };
 /// model.transformer.ffn_activation; throws nmt::Error for an unknown name.
@@ -109,10 +118,19 @@ TORCH_MODULE(EncoderLayer);
 struct DecoderLayerOutput {
   torch::Tensor output;         ///< [B, T, D]
   torch::Tensor cross_weights;  ///< [B, H, T, S] encoder-decoder attention
-  torch::Tensor self_weights;   ///< [B, H, T, Tk] masked self-attention
+  torch::Tensor self_weights;   ///< [B, H, T, Tk] masked self-attention (undefined with SSRU)
 };
 
-/// Masked self-attention, encoder-decoder attention, then the FFN.
+/// What a decoding step carries for one layer's sublayer over the prefix: a self-attention
+/// layer's cache, or an SSRU layer's cell [B, D] (undefined before the first step). Neither
+/// when the whole target is given (training, teacher forcing).
+struct DecoderLayerStepState {
+  KeyValueCache* self_attention = nullptr;
+  torch::Tensor* recurrent_cell = nullptr;
+};
+
+/// Masked self-attention (or the SSRU, model.transformer.decoder_autoreg), encoder-decoder
+/// attention, then the FFN.
 class DecoderLayerImpl : public torch::nn::Module {
  public:
   void use_dropout_kernel(KernelChoice kernel) { residual_.use_dropout_kernel(kernel); }
@@ -121,18 +139,20 @@ class DecoderLayerImpl : public torch::nn::Module {
   /// Shape: memory [B, S, D] -> [B, H, S, dk] each.
   KeyValue project_memory(const torch::Tensor& memory);
   /// Shape: x [B, T, D]; self_bias broadcastable to [B, H, T, T] (causal, or undefined
-  /// when decoding one step against a cache); memory [B, H, S, dk]; memory_bias
-  /// [B, 1, 1, S]. With `cache`, self-attention keys/values are appended to it.
+  /// when decoding one step against a cache; SSRU layers do not read it); memory
+  /// [B, H, S, dk]; memory_bias [B, 1, 1, S]. With `step`, self-attention keys/values are
+  /// appended to its cache, or the SSRU continues from its cell and leaves the new one there.
   DecoderLayerOutput forward(const torch::Tensor& x, const torch::Tensor& self_bias,
                              const KeyValue& memory, const torch::Tensor& memory_bias,
-                             KeyValueCache* cache = nullptr);
+                             DecoderLayerStepState step = {});
 
  private:
   ResidualBlock residual_;
-  SelfAttention self_attention_{nullptr};
+  SelfAttention self_attention_{nullptr};  // one of these two, as decoder_autoreg says
+  SSRU ssru_{nullptr};
   CrossAttention cross_attention_{nullptr};
   FeedForward feed_forward_{nullptr};
-  torch::nn::LayerNorm self_attention_norm_{nullptr};
+  torch::nn::LayerNorm self_attention_norm_{nullptr};  // after either (named ssru_norm with SSRU)
   torch::nn::LayerNorm cross_attention_norm_{nullptr};
   torch::nn::LayerNorm feed_forward_norm_{nullptr};
 };
