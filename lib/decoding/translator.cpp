@@ -144,12 +144,6 @@ bool Translator::encode_guide(const std::string& prefix, const std::vector<std::
   return true;
 }
 
-std::string Translator::guide_problem(const std::string& prefix, const std::vector<std::string>& constraints) const {
-  Translation t;
-  if (!encode_guide(prefix, constraints, t)) return "";  // not UTF-8: translate() skips the line, saying so
-  return nmt::guide_problem(network(), t.prefix_ids.size(), t.constraint_ids.size());
-}
-
 Translation Translator::prepare(const std::string& line, const std::string& prefix,
                                 const std::vector<std::string>& constraints) const {
   Translation t;
@@ -157,6 +151,7 @@ Translation Translator::prepare(const std::string& line, const std::string& pref
   if (auto problem = nmt::guide_problem(network(), t.prefix_ids.size(), t.constraint_ids.size()); !problem.empty()) {
     t.skipped = true;
     t.warning = problem + "; line not translated";
+    t.guide_problem = std::move(problem);
     t.prefix_ids.clear();
     t.constraint_ids.clear();
     return t;
@@ -227,17 +222,38 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
   return translate_batches(lines, prefixes, constraints, options_.search, max_batch_sentences_);
 }
 
-std::vector<Translation> Translator::translate(const std::vector<std::string>& lines,
-                                               const std::vector<std::string>& prefixes,
-                                               const std::vector<std::vector<std::string>>& constraints,
-                                               const SearchOptions& search) {
+namespace {
+
+void require_search_taking_constraints(const SearchOptions& search) {
+  if (!strategy_for(search).takes_constraints)
+    throw Error("constraints need beam search (--beam 2 or more, or --search beam), not " + strategy_for(search).name);
+}
+
+}  // namespace
+
+void Translator::check_search(const SearchOptions& search) const {
   search.validate();  // an unknown strategy included
   // The input limit was decided at construction from the options' length limits.
   if (search.max_length_ratio != options_.search.max_length_ratio ||
       search.max_length_extra != options_.search.max_length_extra)
     throw Error("a search given per call must keep the Translator's length limits");
+}
+
+std::vector<Translation> Translator::translate(const std::vector<std::string>& lines,
+                                               const std::vector<std::string>& prefixes,
+                                               const std::vector<std::vector<std::string>>& constraints,
+                                               const SearchOptions& search) {
+  check_search(search);
   return translate_batches(lines, prefixes, constraints, search,
                            sentences_that_fit(search.beam, model_->config().model.target_vocab));
+}
+
+std::vector<Translation> Translator::translate_prepared(std::vector<Translation> prepared, const SearchOptions& search) {
+  check_search(search);
+  bool guided = false;
+  for (const auto& t : prepared) guided = guided || !t.constraint_ids.empty();
+  if (guided) require_search_taking_constraints(search);
+  return search_prepared(std::move(prepared), search, sentences_that_fit(search.beam, model_->config().model.target_vocab));
 }
 
 std::vector<Translation> Translator::translate_batches(const std::vector<std::string>& lines,
@@ -249,14 +265,18 @@ std::vector<Translation> Translator::translate_batches(const std::vector<std::st
   if (!constraints.empty() && constraints.size() != lines.size())
     throw Error("constraints for " + std::to_string(constraints.size()) + " lines, but " + std::to_string(lines.size()) +
                 " lines");
-  if (!constraints.empty() && !strategy_for(search).takes_constraints)
-    throw Error("constraints need beam search (--beam 2 or more, or --search beam), not " + strategy_for(search).name);
-  torch::NoGradGuard no_grad;
+  if (!constraints.empty()) require_search_taking_constraints(search);
   std::vector<Translation> translations;
   translations.reserve(lines.size());
   static const std::vector<std::string> none;
   for (size_t i = 0; i < lines.size(); ++i)
     translations.push_back(prepare(lines[i], prefixes[i], constraints.empty() ? none : constraints[i]));
+  return search_prepared(std::move(translations), search, max_sentences);
+}
+
+std::vector<Translation> Translator::search_prepared(std::vector<Translation> translations, const SearchOptions& search,
+                                                     int64_t max_sentences) {
+  torch::NoGradGuard no_grad;
   std::vector<Translation*> pending;
   for (auto& t : translations)
     if (!t.source_ids.empty()) pending.push_back(&t);
@@ -272,7 +292,7 @@ std::vector<Translation> Translator::translate_batches(const std::vector<std::st
     search_batch(batch, line_numbers, search);
     if (on_lines_done_) on_lines_done_(static_cast<int64_t>(batch.size()));
   }
-  lines_before_ += static_cast<int64_t>(lines.size());
+  lines_before_ += static_cast<int64_t>(translations.size());
   return translations;
 }
 

@@ -86,17 +86,17 @@ void BatchQueue::work() {
   }
 }
 
-std::vector<int64_t> BatchQueue::admit(const Job& job) const {
-  std::vector<int64_t> tokens;
-  tokens.reserve(job.lines.size());
+std::vector<AdmittedLine> BatchQueue::admit(const Job& job) const {
+  std::vector<AdmittedLine> admitted;
+  admitted.reserve(job.lines.size());
   for (size_t i = 0; i < job.lines.size(); ++i) {
     try {
-      tokens.push_back(backend_.cost(job.lines[i], job.guides[i]));
+      admitted.push_back(backend_.admit(job.lines[i], job.guides[i]));
     } catch (const RequestError& e) {
       throw RequestError(e.status(), "line " + std::to_string(i + 1) + " of the request: " + e.what());
     }
   }
-  return tokens;
+  return admitted;
 }
 
 // The budget first: a client that has its answer may send again at once.
@@ -113,7 +113,7 @@ void BatchQueue::complete(Job& job, std::vector<LineResult> results, std::except
   job.done(std::move(results), error);
 }
 
-// Costing tokenizes, so it happens here on the worker, outside the lock; a job the model
+// Admitting encodes, so it happens here on the worker, outside the lock; a job the model
 // cannot take is answered here and never joins the pool.
 void BatchQueue::enqueue(std::deque<Job>& arrived) {
   for (auto& job : arrived) {
@@ -128,12 +128,12 @@ void BatchQueue::enqueue(std::deque<Job>& arrived) {
       continue;
     }
     try {
-      job.line_tokens = admit(job);
+      job.admitted = admit(job);
     } catch (...) {
       complete(job, {}, std::current_exception());
       continue;
     }
-    for (const auto tokens : job.line_tokens) job.cost += tokens;
+    for (const auto& line : job.admitted) job.cost += line.tokens;
     if (job.origin.connection == 0) {
       job.tag = virtual_time_;  // no connection to be fair to: in order of arrival, before the others
     } else {
@@ -291,7 +291,7 @@ std::vector<BatchQueue::LineRef> BatchQueue::next_band() {
     Job* job = jobs[turn];
     for (size_t i = 0; i < job->lines.size(); ++i) {
       if (job->line_done[i]) continue;
-      lines.push_back({turn, i, job->line_tokens[i]});
+      lines.push_back({turn, i, job->admitted[i].tokens});
       refs.push_back({job, i});
     }
   }
@@ -307,11 +307,13 @@ std::chrono::steady_clock::time_point BatchQueue::due_time() const {
 std::vector<LineResult> BatchQueue::translate_lines(const std::vector<LineRef>& band) {
   std::vector<std::string> lines;
   std::vector<LineGuide> guides;
+  std::vector<const AdmittedLine*> admitted;
   for (const auto& ref : band) {
     lines.push_back(ref.job->lines[ref.line]);
     guides.push_back(ref.job->guides[ref.line]);
+    admitted.push_back(&ref.job->admitted[ref.line]);
   }
-  auto results = backend_.translate(lines, guides, band.front().job->options);
+  auto results = backend_.translate(lines, guides, admitted, band.front().job->options);
   if (results.size() != lines.size()) throw Error("the translator returned a wrong number of results");
   return results;
 }
@@ -322,7 +324,7 @@ void BatchQueue::deliver(const std::vector<LineRef>& band, std::vector<LineResul
     if (job.answered) continue;
     job.results[band[i].line] = std::move(results[i]);
     job.line_done[band[i].line] = true;
-    job.tokens_left -= job.line_tokens[band[i].line];
+    job.tokens_left -= job.admitted[band[i].line].tokens;
     if (--job.lines_left == 0) complete(job, std::move(job.results), nullptr);
   }
 }

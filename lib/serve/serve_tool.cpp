@@ -140,9 +140,10 @@ int run(int argc, char** argv) {
     const auto model_info = service.describe();  // now: afterwards only the worker touches the model
     const int threads = at::get_num_threads();
     nmt::serve::BatchBackend backend{
-        [&service](const std::vector<std::string>& lines, const std::vector<nmt::serve::LineGuide>& guides,
-                   const nmt::serve::JobOptions& options) { return service.translate(lines, guides, options); },
-        [&service](const std::string& line, const nmt::serve::LineGuide& guide) { return service.cost(line, guide); },
+        [&service](const std::vector<std::string>& lines, const std::vector<nmt::serve::LineGuide>&,
+                   const std::vector<const nmt::serve::AdmittedLine*>& admitted,
+                   const nmt::serve::JobOptions& options) { return service.translate(lines, admitted, options); },
+        [&service](const std::string& line, const nmt::serve::LineGuide& guide) { return service.admit(line, guide); },
         [threads] { at::set_num_threads(threads); },  // the worker's one OpenMP pool
         // Out of work: what a large request's peak left free goes back to the system.
         [releaser = nmt::FreeMemoryReleaser(kKeepFreeBytes)] { releaser.release_if_over(); }};

@@ -21,20 +21,17 @@ TranslateOptions TranslationService::translate_options(const JobOptions& options
 }
 
 std::vector<LineResult> TranslationService::translate(const std::vector<std::string>& lines,
-                                                      const std::vector<LineGuide>& guides,
+                                                      const std::vector<const AdmittedLine*>& admitted,
                                                       const JobOptions& options) {
-  std::vector<std::string> prefixes(lines.size());
-  std::vector<std::vector<std::string>> constraints;
-  bool constrained = false;
-  for (size_t i = 0; i < guides.size(); ++i) {
-    prefixes[i] = guides[i].prefix;
-    constrained = constrained || !guides[i].constraints.empty();
-  }
-  if (constrained)
-    for (const auto& guide : guides) constraints.push_back(guide.constraints);
+  if (admitted.size() != lines.size())
+    throw Error(std::to_string(admitted.size()) + " admitted lines for " + std::to_string(lines.size()) + " lines");
+  std::vector<Translation> prepared;
+  prepared.reserve(admitted.size());
+  // Copies: a band that fails is translated again, job by job, from the same admitted lines.
+  for (const auto* line : admitted) prepared.push_back(std::any_cast<const Translation&>(line->prepared));
   std::vector<Translation> translations;
   try {
-    translations = translator_.translate(lines, prefixes, constraints, translate_options(options).search);
+    translations = translator_.translate_prepared(std::move(prepared), translate_options(options).search);
   } catch (const c10::Error& e) {
     throw Error(e.what_without_backtrace());  // the answer names the fault, not LibTorch's stack
   }
@@ -63,10 +60,11 @@ LineResult TranslationService::to_result(const Translation& translation, const s
   return result;
 }
 
-int64_t TranslationService::cost(const std::string& line, const LineGuide& guide) const {
-  if (const auto problem = translator_.guide_problem(guide.prefix, guide.constraints); !problem.empty())
-    throw RequestError(413, problem);
-  return static_cast<int64_t>(translator_.model().source_tokenizer.encode(line).size()) + 1;
+AdmittedLine TranslationService::admit(const std::string& line, const LineGuide& guide) const {
+  auto prepared = translator_.prepare(line, guide.prefix, guide.constraints);
+  if (!prepared.guide_problem.empty()) throw RequestError(413, prepared.guide_problem);
+  const auto tokens = static_cast<int64_t>(prepared.source_ids.size()) + 1;
+  return {tokens, std::move(prepared)};
 }
 
 nlohmann::json TranslationService::describe() const {

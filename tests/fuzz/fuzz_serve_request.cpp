@@ -18,7 +18,7 @@ using namespace nmt::serve;
 
 // Echoes each line (with its prefix) as its one hypothesis.
 std::vector<LineResult> echo(const std::vector<std::string>& lines, const std::vector<LineGuide>& guides,
-                             const JobOptions& options) {
+                             const std::vector<const AdmittedLine*>&, const JobOptions& options) {
   std::vector<LineResult> results;
   for (size_t i = 0; i < lines.size(); ++i) {
     LineResult result;
@@ -30,7 +30,9 @@ std::vector<LineResult> echo(const std::vector<std::string>& lines, const std::v
 }
 
 struct Server {
-  BatchQueue queue{BatchBackend{echo, [](const std::string& line, const LineGuide&) { return static_cast<int64_t>(line.size()) + 1; }},
+  BatchQueue queue{BatchBackend{echo, [](const std::string& line, const LineGuide&) {
+                                   return AdmittedLine{static_cast<int64_t>(line.size()) + 1, {}};
+                                 }},
                    BatchSettings{4096, std::chrono::milliseconds(0)}};
   Routes routes{queue, nlohmann::json{{"family", "fuzz"}}, JobOptions{}, RequestLimits{}};
 };

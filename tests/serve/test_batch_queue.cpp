@@ -26,9 +26,13 @@ struct FakeBackend {
 
   BatchBackend backend() {
     return {[this](const std::vector<std::string>& lines, const std::vector<LineGuide>& guides,
-                   const JobOptions& options) {
+                   const std::vector<const AdmittedLine*>& admitted, const JobOptions& options) {
               std::this_thread::sleep_for(delay);
               if (std::find(lines.begin(), lines.end(), "fail") != lines.end()) throw nmt::Error("backend failed");
+              // Each line comes with what admit made of it.
+              for (size_t i = 0; i < lines.size(); ++i)
+                if (std::any_cast<std::string>(admitted.at(i)->prepared) != "admitted " + lines[i])
+                  throw nmt::Error("line " + lines[i] + " came without its admitted form");
               {
                 std::lock_guard<std::mutex> lock(mutex);
                 batches.push_back({lines, options, guides});
@@ -43,7 +47,7 @@ struct FakeBackend {
             },
             [](const std::string& line, const LineGuide& guide) {
               if (guide.prefix == "too long") throw RequestError(413, "prefix too long");
-              return static_cast<int64_t>(line.size());
+              return AdmittedLine{static_cast<int64_t>(line.size()), std::string("admitted " + line)};
             }};
   }
 };
@@ -238,10 +242,10 @@ TEST_CASE("the worker is started once, on its own thread, before its first job",
   std::thread::id started_on, translated_on;
   auto translate = backend.translate;
   backend.translate = [&](const std::vector<std::string>& lines, const std::vector<LineGuide>& guides,
-                          const JobOptions& options) {
+                          const std::vector<const AdmittedLine*>& admitted, const JobOptions& options) {
     translated_on = std::this_thread::get_id();
     CHECK(starts.load() == 1);
-    return translate(lines, guides, options);
+    return translate(lines, guides, admitted, options);
   };
   backend.start_worker = [&] {
     started_on = std::this_thread::get_id();
@@ -268,7 +272,8 @@ struct GatedBackend {
   std::atomic<int> started{0};
 
   BatchBackend backend() {
-    return {[this](const std::vector<std::string>& lines, const std::vector<LineGuide>&, const JobOptions&) {
+    return {[this](const std::vector<std::string>& lines, const std::vector<LineGuide>&,
+                   const std::vector<const AdmittedLine*>&, const JobOptions&) {
               if (started++ == 0) opened.wait();
               {
                 std::lock_guard<std::mutex> lock(mutex);
@@ -278,7 +283,7 @@ struct GatedBackend {
               for (size_t i = 0; i < lines.size(); ++i) results[i].hypotheses.push_back({lines[i], 0, 0, {}, nullptr});
               return results;
             },
-            [](const std::string& line, const LineGuide&) { return static_cast<int64_t>(line.size()); }};
+            [](const std::string& line, const LineGuide&) { return AdmittedLine{static_cast<int64_t>(line.size()), {}}; }};
   }
   // The index of the batch that held `line`, or -1.
   int batch_of(const std::string& line) {

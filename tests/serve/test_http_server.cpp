@@ -34,10 +34,11 @@ int listening_socket(int port) {
 }  // namespace
 
 TEST_CASE("serve() throws when accepting fails, and stop() still returns", "[serve][http]") {
-  BatchBackend backend{[](const std::vector<std::string>& lines, const std::vector<LineGuide>&, const JobOptions&) {
+  BatchBackend backend{[](const std::vector<std::string>& lines, const std::vector<LineGuide>&,
+                          const std::vector<const AdmittedLine*>&, const JobOptions&) {
                          return std::vector<LineResult>(lines.size());
                        },
-                       [](const std::string&, const LineGuide&) { return int64_t{1}; }};
+                       [](const std::string&, const LineGuide&) { return AdmittedLine{1, {}}; }};
   BatchQueue queue(backend, BatchSettings{});
   ServerSettings settings;
   settings.port = 0;

@@ -21,7 +21,12 @@ TEST_CASE("the service answers what the Translator answers", "[serve]") {
   options.beam = 3;
   options.nbest = 2;
   options.attention = true;
-  const auto results = service.translate(lines, {}, options);
+  std::vector<serve::AdmittedLine> admitted;
+  std::vector<const serve::AdmittedLine*> admitted_lines;
+  for (const auto& line : lines) admitted.push_back(service.admit(line, {}));
+  for (const auto& line : admitted) admitted_lines.push_back(&line);
+  CHECK(admitted[1].tokens == static_cast<int64_t>(std::any_cast<const Translation&>(admitted[1].prepared).source_ids.size()) + 1);
+  const auto results = service.translate(lines, admitted_lines, options);
   Translator reference(set_up_for_inference(test::random_model(dir, "transformer", 3), Precision::fp32, torch::kCPU), service.translate_options(options));
   const auto expected = reference.translate(lines);
   REQUIRE(results.size() == lines.size());

@@ -29,6 +29,7 @@ struct Translation {
   std::vector<int> source_ids;     ///< what the model saw, without eos
   std::vector<int> prefix_ids;     ///< target tokens every hypothesis starts with (translate with prefixes)
   std::vector<std::vector<int>> constraint_ids;  ///< phrases every hypothesis contains (translate with constraints)
+  std::string guide_problem;       ///< why the model cannot take the line's prefix or constraints ("" if it can)
   std::vector<Hypothesis> hypotheses;  ///< best first; empty for empty/skipped lines
   std::vector<std::string> texts;      ///< detokenized hypotheses, same order
 
@@ -77,14 +78,17 @@ class Translator {
                                      const std::vector<std::vector<std::string>>& constraints,
                                      const SearchOptions& search);
 
+  /// A line as translate() prepares it, checked and encoded once (source, prefix,
+  /// constraints; a bad line skipped with its warning, a long one truncated), for
+  /// translate_prepared(): nmt-serve prepares each line when it admits it.
+  Translation prepare(const std::string& line, const std::string& prefix,
+                      const std::vector<std::string>& constraints) const;
+  /// translate() of lines prepare() made, with `search` as that overload takes it.
+  std::vector<Translation> translate_prepared(std::vector<Translation> prepared, const SearchOptions& search);
+
   /// Called after each batch of a translate() call with the number of lines it finished
   /// (tools print progress from it); none by default.
   void on_lines_done(std::function<void(int64_t lines)> observer) { on_lines_done_ = std::move(observer); }
-
-  /// Why the model cannot take a line with this prefix and these constraints (target text):
-  /// nmt::guide_problem of them counted as translate() counts them (blank phrases dropped);
-  /// "" when it can, or when one is not valid UTF-8 (translate() skips that line, saying so).
-  std::string guide_problem(const std::string& prefix, const std::vector<std::string>& constraints) const;
 
   const LoadedModel& model() const { return model_->loaded(); }
   Seq2SeqModel& network() const { return model_->network(); }
@@ -100,13 +104,17 @@ class Translator {
   size_t input_byte_limit() const { return static_cast<size_t>(input_limit_) * 64; }
 
  private:
-  Translation prepare(const std::string& line, const std::string& prefix,
-                      const std::vector<std::string>& constraints) const;
   /// translate() with `search` in batches of at most `max_sentences` sentences.
   std::vector<Translation> translate_batches(const std::vector<std::string>& lines,
                                              const std::vector<std::string>& prefixes,
                                              const std::vector<std::vector<std::string>>& constraints,
                                              const SearchOptions& search, int64_t max_sentences);
+  /// The prepared lines searched in batches of at most `max_sentences`, longest first.
+  std::vector<Translation> search_prepared(std::vector<Translation> translations, const SearchOptions& search,
+                                           int64_t max_sentences);
+  /// Throws nmt::Error for a per-call search the Translator cannot run (invalid, or length
+  /// limits other than its options', by which the input limit was decided).
+  void check_search(const SearchOptions& search) const;
   /// `line_numbers`: each item's line among all lines this Translator was given (sampling's
   /// random streams follow them, so a line's samples do not depend on the batching).
   void search_batch(std::vector<Translation*>& batch, const std::vector<int64_t>& line_numbers,

@@ -35,6 +35,7 @@
 // are translated again alone, so only the job that cannot be translated gets the error.
 // A job whose client went away (its connection closed) is dropped, unanswered, before its
 // next band.
+#include <any>
 #include <chrono>
 #include <exception>
 #include <condition_variable>
@@ -72,16 +73,25 @@ struct BatchSettings {
   int64_t maxi_batch = 3;
 };
 
+/// A line as the backend admitted it: the tokens it adds to a batch, and the backend's own
+/// form of it (nmt-serve: the line checked and encoded), which BatchBackend::translate gets
+/// back, so that a line is encoded once. The queue never looks inside `prepared`.
+struct AdmittedLine {
+  int64_t tokens = 0;
+  std::any prepared;
+};
+
 /// What the worker calls; all run on the worker thread only.
 struct BatchBackend {
-  /// (lines, guides, options): guides holds one entry per line.
+  /// (lines, guides, admitted, options): one entry per line in each; `admitted` holds what
+  /// `admit` returned for the line (a line may be translated again, alone, after its band failed).
   std::function<std::vector<LineResult>(const std::vector<std::string>&, const std::vector<LineGuide>&,
-                                        const JobOptions&)>
+                                        const std::vector<const AdmittedLine*>&, const JobOptions&)>
       translate;
-  /// (line, guide): the tokens the line adds to a batch. Throws RequestError when the model
-  /// cannot translate the line (its prefix or constraints over the model's limits): its job
-  /// then fails with that status, naming the line, before it joins a batch.
-  std::function<int64_t(const std::string&, const LineGuide&)> cost;
+  /// (line, guide): the line admitted. Throws RequestError when the model cannot translate
+  /// the line (its prefix or constraints over the model's limits): its job then fails with
+  /// that status, naming the line, before it joins a batch.
+  std::function<AdmittedLine(const std::string&, const LineGuide&)> admit;
   /// Once, on the worker thread, before its first job (e.g. its LibTorch thread count,
   /// which is per thread); optional.
   std::function<void()> start_worker;
@@ -132,7 +142,7 @@ class BatchQueue {
     RequestOrigin origin;
     uint64_t sequence = 0;  ///< arrival order
     // Set by the worker.
-    std::vector<int64_t> line_tokens{};  ///< each line's cost
+    std::vector<AdmittedLine> admitted{};  ///< per line: its cost, its prepared form
     int64_t cost = 0;                  ///< tokens, all lines
     double tag = 0;                    ///< fair-queueing finish tag
     bool in_pool = false;
@@ -149,9 +159,9 @@ class BatchQueue {
   };
 
   void work();
-  /// Each line's cost in tokens; throws the backend's RequestError for a line it cannot
-  /// take, naming that line.
-  std::vector<int64_t> admit(const Job& job) const;
+  /// Each line as the backend admits it; throws the backend's RequestError for a line it
+  /// cannot take, naming that line.
+  std::vector<AdmittedLine> admit(const Job& job) const;
   /// Costs and tags the jobs that arrived (answering those that cannot be translated).
   void enqueue(std::deque<Job>& arrived);
   /// Answers, unread, the pending jobs whose clients went away.

@@ -1,7 +1,8 @@
 #pragma once
 // The model side of nmt-serve: one loaded checkpoint, translated through the same
 // nmt::Translator as nmt-translate. Not thread-safe by design: only the batch worker
-// calls it, so there is one LibTorch intra-op pool and one tokenizer user.
+// calls it, so there is one LibTorch intra-op pool and one tokenizer user. A line is
+// encoded once, when the queue admits it; its batch searches what that made.
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "nmt/decoding/translator.h"
 #include "nmt/models/checkpoint.h"
+#include "nmt/serve/batch_queue.h"
 #include "nmt/serve/line_result.h"
 #include "nmt/serve/request.h"
 
@@ -20,14 +22,15 @@ class TranslationService {
   /// Translator over `model`, built here, translates every batch with the batch's search.
   TranslationService(InferenceModelPtr model, TranslateOptions base);
 
-  /// Translates `lines` with `options`; one result per line, in order. `guides`: empty, or
-  /// per line its prefix and constraints (Translator::translate).
-  std::vector<LineResult> translate(const std::vector<std::string>& lines, const std::vector<LineGuide>& guides,
-                                    const JobOptions& options);
+  /// `line` with its guide (prefix, constraints) checked and encoded (Translator::prepare),
+  /// costing its source tokens plus eos in a batch. Throws RequestError 413 when the model
+  /// cannot take the guide (nmt::guide_problem).
+  AdmittedLine admit(const std::string& line, const LineGuide& guide) const;
 
-  /// Source tokens of `line` plus eos: what a line costs in a batch. Throws RequestError
-  /// 413 when the model cannot take the line's guide (guide_problem()).
-  int64_t cost(const std::string& line, const LineGuide& guide) const;
+  /// Translates lines admit() prepared with `options`; one result per line, in order.
+  /// `lines`: their text (for the attention object).
+  std::vector<LineResult> translate(const std::vector<std::string>& lines, const std::vector<const AdmittedLine*>& admitted,
+                                    const JobOptions& options);
 
   /// GET /v1/model: family, sizes, vocabularies, the model config, limits.
   nlohmann::json describe() const;
