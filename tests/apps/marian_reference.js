@@ -1,7 +1,11 @@
 // Translates each line of stdin with Marian itself: the npm package
 // @browsermt/bergamot-translator (browsermt/marian-dev compiled to WebAssembly), one sentence
 // per call, greedy (in float32 unless MARIAN_GEMM_PRECISION names another, e.g. int8shiftAll).
-// What the Marian export tests compare our output with.
+// What the Marian export tests compare our output with. With MARIAN_WORD_SCORES=1 each output
+// line is instead the translation's word scores, space-separated: Marian's log-probability of
+// each word's pieces, averaged over the pieces (bergamot's quality scores without a QE model:
+// src/translator/quality_estimator.cpp; </s> not counted), which the package returns only in
+// its HTML output (x-bergamot-word-score), so the input is sent as HTML text.
 //   node marian_reference.js PACKAGE_DIR MODEL.bin SOURCE.spm [TARGET.spm] < input > output
 // PACKAGE_DIR holds the package's worker/ folder. Exits 2 with a message when Marian refuses
 // the model (a missing weight, a bad config), so that a test can show why.
@@ -16,6 +20,9 @@ if (!packageDir || !modelPath || !sourceVocabulary) {
   process.exit(64);
 }
 const workerDir = path.join(packageDir, 'worker');
+const wordScores = process.env.MARIAN_WORD_SCORES === '1';
+const escapeHtml = (text) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const scoresIn = (html) => [...html.matchAll(/x-bergamot-word-score="([^"]*)"/g)].map((match) => match[1]).join(' ');
 
 // The module's own fallback int8 GEMM functions, under the import names Marian expects
 // (what the package's translator-worker.js does outside Firefox).
@@ -70,7 +77,7 @@ async function main() {
     'beam-size: 1', 'normalize: 0', 'word-penalty: 0', 'max-length-factor: 3', 'max-length-break: 128',
     'mini-batch-words: 1024', 'workspace: 128', 'cpu-threads: 0',
     `gemm-precision: ${process.env.MARIAN_GEMM_PRECISION || 'float32'}`,
-    'skip-cost: true', 'quiet: true', 'quiet-translation: true', 'alignment: soft', 'allow-unk: true',
+    `skip-cost: ${wordScores ? 'false' : 'true'}`, 'quiet: true', 'quiet-translation: true', 'alignment: soft', 'allow-unk: true',
     'ssplit-mode: sentence',
   ].join('\n');
   const model = new marian.TranslationModel(config, alignedMemory(marian, modelPath, 256), null, vocabularies, null);
@@ -80,11 +87,12 @@ async function main() {
   const out = [];
   for (const line of lines) {
     const input = new marian.VectorString();
-    input.push_back(line);
+    input.push_back(wordScores ? escapeHtml(line) : line);
     const options = new marian.VectorResponseOptions();
-    options.push_back({ alignment: false, html: false, qualityScores: false });
+    options.push_back({ alignment: false, html: wordScores, qualityScores: wordScores });
     const responses = service.translate(model, input, options);
-    out.push(responses.get(0).getTranslatedText());
+    const text = responses.get(0).getTranslatedText();
+    out.push(wordScores ? scoresIn(text) : text);
     responses.delete();
     input.delete();
     options.delete();
