@@ -71,50 +71,28 @@ echo "| Marian, int8shiftAll of the --int8-weights export (${marian_int8_s} s) |
 echo "| ours, import of the --int8-weights export (dequantized, float32) | $(same "$WORK/imported.int8" "$WORK/marian.int8") with Marian int8 | $(scores "$WORK/imported.int8") |"
 echo "| ours, --precision int8 | $(same "$WORK/ours.int8" "$WORK/marian.int8") with Marian int8 | $(scores "$WORK/ours.int8") |"
 echo
-# Per-word scores and the differing lines, from our jsonl (pieces and their log-probabilities).
-python3 - "$WORK/ours.jsonl" "$WORK/marian.float32" "$WORK/marian.scores" "$WORK/forced.jsonl" <<'EOF'
+# Per-word scores where the lines are identical (tests/apps/marian_word_scores.py), then the
+# differing lines with where they part, from our jsonl and the forced run.
+python3 tests/apps/marian_word_scores.py "$WORK/ours.jsonl" "$WORK/marian.float32" "$WORK/marian.scores" || true
+echo
+python3 - "$WORK/ours.jsonl" "$WORK/marian.float32" "$WORK/forced.jsonl" <<'EOF'
 import json, sys
 ours = [json.loads(line)["hypotheses"][0] for line in open(sys.argv[1], encoding="utf-8")]
-forced = [json.loads(line)["hypotheses"][0] for line in open(sys.argv[4], encoding="utf-8")]
 marian_text = open(sys.argv[2], encoding="utf-8").read().split("\n")
-marian_scores = open(sys.argv[3], encoding="utf-8").read().split("\n")
-largest, over, words, compared = 0.0, 0, 0, 0
-differing = []
+forced = [json.loads(line)["hypotheses"][0] for line in open(sys.argv[3], encoding="utf-8")]
+shown = 0
 for i, hypothesis in enumerate(ours):
-    pieces, log_probs = hypothesis["tokens"], hypothesis["token_log_probs"]
-    if hypothesis["text"] != marian_text[i]:
-        theirs = forced[i]
-        k = 0
-        while k < min(len(pieces), len(theirs["tokens"])) and pieces[k] == theirs["tokens"][k]:
-            k += 1
-        if k < min(len(pieces), len(theirs["tokens"])):
-            where = (f'piece {k + 1}: ours "{pieces[k]}" {log_probs[k]:.5f}, Marian\'s "{theirs["tokens"][k]}" '
-                     f'{theirs["token_log_probs"][k]:.5f} (gap {log_probs[k] - theirs["token_log_probs"][k]:.2e})')
-        else:
-            where = "one is a prefix of the other"
-        differing.append((i + 1, hypothesis["text"], marian_text[i], where))
+    if hypothesis["text"] == marian_text[i] or shown == 20:
         continue
-    # Words as bergamot groups them: a piece starting with the space marker starts a word.
-    if pieces and pieces[-1] == "</s>":
-        pieces, log_probs = pieces[:-1], log_probs[:-1]
-    groups = []
-    for piece, log_prob in zip(pieces, log_probs):
-        if not groups or piece.startswith("\u2581"):
-            groups.append([])
-        groups[-1].append(log_prob)
-    mine = [sum(g) / len(g) for g in groups]
-    theirs = [float(x) for x in marian_scores[i].split()]
-    if len(mine) != len(theirs):
-        print(f"line {i + 1}: {len(mine)} words here, {len(theirs)} in Marian's scores")
-        continue
-    compared += 1
-    for a, b in zip(mine, theirs):
-        words += 1
-        largest = max(largest, abs(a - b))
-        over += abs(a - b) > 1e-4
-print(f"Per-word scores on {compared} identical lines ({words} words): largest difference {largest:.2e}; "
-      f"{over} words differ by more than 1e-4.")
-print()
-for number, mine, theirs, where in differing[:20]:
-    print(f"- line {number}: ours \"{mine}\"; Marian \"{theirs}\"; {where}")
+    shown += 1
+    pieces, log_probs, theirs = hypothesis["tokens"], hypothesis["token_log_probs"], forced[i]
+    k = 0
+    while k < min(len(pieces), len(theirs["tokens"])) and pieces[k] == theirs["tokens"][k]:
+        k += 1
+    if k < min(len(pieces), len(theirs["tokens"])):
+        where = (f'piece {k + 1}: ours "{pieces[k]}" {log_probs[k]:.5f}, Marian\'s "{theirs["tokens"][k]}" '
+                 f'{theirs["token_log_probs"][k]:.5f} (gap {log_probs[k] - theirs["token_log_probs"][k]:.2e})')
+    else:
+        where = "one is a prefix of the other"
+    print(f'- line {i + 1}: ours "{hypothesis["text"]}"; Marian "{marian_text[i]}"; {where}')
 EOF

@@ -22,7 +22,14 @@ if (!packageDir || !modelPath || !sourceVocabulary) {
 const workerDir = path.join(packageDir, 'worker');
 const wordScores = process.env.MARIAN_WORD_SCORES === '1';
 const escapeHtml = (text) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-const scoresIn = (html) => [...html.matchAll(/x-bergamot-word-score="([^"]*)"/g)].map((match) => match[1]).join(' ');
+// Each word once: the HTML may wrap a word in more than one span (an empty one before it,
+// where the output's markup was placed), all with its index.
+const scoresIn = (html) => {
+  const byWord = new Map();
+  for (const match of html.matchAll(/x-bergamot-word-index="(\d+)" x-bergamot-word-score="([^"]*)"/g))
+    if (!byWord.has(match[1])) byWord.set(match[1], match[2]);
+  return [...byWord.values()].join(' ');
+};
 
 // The module's own fallback int8 GEMM functions, under the import names Marian expects
 // (what the package's translator-worker.js does outside Firefox).

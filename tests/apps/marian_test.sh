@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Marian reads our Marian export: models trained here, exported with nmt-export --format
 # marian, translated by Marian itself (npm's bergamot-translator in Node, greedy, float32, one
-# sentence per call) and by nmt-translate --beam 1: the same lines. nmt-import reads the
+# sentence per call) and by nmt-translate --beam 1: the same lines, and the same per-word
+# scores to 1e-4 (tests/apps/marian_word_scores.py). nmt-import reads the
 # export back: the same translations at beam 5. Two models cover what the
 # export maps: one vocabulary with shared, tied embeddings and swish; a student with an SSRU
 # decoder, as Firefox's; two vocabularies with separate embeddings, an untied output layer and
@@ -58,6 +59,15 @@ compare_with_marian() {  # compare_with_marian RUN_DIR EXPORT_DIR SOURCE_VOCAB [
     { cat "$WORK/import.log" >&2; fail "nmt-import of $export failed"; }
   "$BIN/nmt-translate" -m "$export.pt" --beam 1 --threads 1 <"$WORK/valid.en" >"$export.imported" 2>/dev/null
   cmp -s "$export.ours" "$export.imported" || fail "nmt-import of $export translates otherwise than $run/best.pt (greedy)"
+  # Marian's per-word scores (its pieces' log-probabilities averaged per word) are the
+  # import's: both without <pad> and <s> (the original gives them the little mass it learned
+  # to, which shifts every log-probability by as much).
+  MARIAN_WORD_SCORES=1 node "$SRC/tests/apps/marian_reference.js" "$REFERENCE/package" "$export/model.bin" "${@:3}" \
+    <"$WORK/valid.en" >"$export.marian-scores" 2>"$WORK/marian.log" || { cat "$WORK/marian.log" >&2; fail "Marian's scores of $export"; }
+  "$BIN/nmt-translate" -m "$export.pt" --beam 1 --threads 2 --format jsonl <"$WORK/valid.en" >"$export.ours.jsonl" 2>/dev/null
+  python3 "$SRC/tests/apps/marian_word_scores.py" "$export.ours.jsonl" "$export.marian" "$export.marian-scores" \
+    >"$WORK/scores.log" || { cat "$WORK/scores.log" >&2; fail "Marian's per-word scores differ from ours ($run)"; }
+  echo "marian_test: $run: $(tail -1 "$WORK/scores.log")"
   "$BIN/nmt-import" --format marian -m "$export/model.npz" --vocab "${@:3}" -o "$export-npz.pt" >/dev/null 2>&1 ||
     fail "nmt-import of $export/model.npz failed"
   "$BIN/nmt-translate" -m "$export-npz.pt" --beam 1 --threads 1 <"$WORK/valid.en" >"$export.imported-npz" 2>/dev/null
