@@ -248,15 +248,19 @@ StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderS
   if (state.want_attention) out.layer_attention.reserve(decoder_layers_.size());
   {
     auto caches = state.self_attention.open(x.size(0), state.step);  // back in the state at the '}'
+    // The SSRU cells move on in a copy, kept only once every layer has stepped: a step that
+    // throws leaves the state as it was.
+    auto cells = state.recurrent_cells;
     for (size_t i = 0; i < decoder_layers_.size(); ++i) {
       const KeyValue memory{state.memory[i].keys, state.memory[i].values, state.sentence_rows};
       // No self-attention mask: attention reads only the filled positions <= the current one.
-      const auto step = recurrent_decoder_ ? DecoderLayerStepState{nullptr, &state.recurrent_cells[i]}
+      const auto step = recurrent_decoder_ ? DecoderLayerStepState{nullptr, &cells[i]}
                                            : DecoderLayerStepState{&caches[i], nullptr};
       auto result = decoder_layers_[i]->forward(x, torch::Tensor(), memory, state.source_bias, step);
       x = result.output;
       if (state.want_attention) out.layer_attention.push_back(result.cross_weights.squeeze(2));  // [B, H, S]
     }
+    state.recurrent_cells = std::move(cells);
   }
   out.scores = NextTokenScores::logits(project_output(x).squeeze(1));
   if (state.want_attention) out.attention = out.layer_attention[alignment_layer_].mean(1);  // [B, S]
