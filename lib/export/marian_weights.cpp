@@ -54,10 +54,11 @@ void add_marian_layer_links(MarianLinkList& links, const TransformerConfig& conf
     links.linear(prefix + "_ffn_W2", prefix + "_ffn_b2", ours + ".feed_forward.outer");
     links.norm(prefix + "_ffn_ffn", ours + ".feed_forward_norm");
   }
+  const bool ssru = decoder_autoregression(config) == DecoderAutoregression::ssru;
   for (int64_t i = 0; i < config.decoder_layers; ++i) {
     const auto prefix = "decoder_l" + std::to_string(i + 1);
     const auto ours = "decoder." + std::to_string(i);
-    if (decoder_autoregression(config) == DecoderAutoregression::ssru) {
+    if (ssru) {
       // Marian's DecoderLayerRNN: the cell's W, Wf, bf under the layer's "_rnn" prefix, its
       // post-norm named as if after a feed-forward ("_rnn_ffn").
       links.add({prefix + "_rnn_W", ours + ".ssru.transform.weight", MarianLayout::transposed});

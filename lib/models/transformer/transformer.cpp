@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -247,7 +248,9 @@ StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderS
   StepOutput out;
   if (state.want_attention) out.layer_attention.reserve(decoder_layers_.size());
   {
-    auto caches = state.self_attention.open(x.size(0), state.step);  // back in the state at the '}'
+    // Back in the state at the '}'. An SSRU decoder has none to open: its cells are its state.
+    std::optional<SelfAttentionCaches::Lent> caches;
+    if (!recurrent_decoder_) caches.emplace(state.self_attention.open(x.size(0), state.step));
     // The SSRU cells move on in a copy, kept only once every layer has stepped: a step that
     // throws leaves the state as it was.
     auto cells = state.recurrent_cells;
@@ -255,7 +258,7 @@ StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderS
       const KeyValue memory{state.memory[i].keys, state.memory[i].values, state.sentence_rows};
       // No self-attention mask: attention reads only the filled positions <= the current one.
       const auto step = recurrent_decoder_ ? DecoderLayerStepState{nullptr, &cells[i]}
-                                           : DecoderLayerStepState{&caches[i], nullptr};
+                                           : DecoderLayerStepState{&(*caches)[i], nullptr};
       auto result = decoder_layers_[i]->forward(x, torch::Tensor(), memory, state.source_bias, step);
       x = result.output;
       if (state.want_attention) out.layer_attention.push_back(result.cross_weights.squeeze(2));  // [B, H, S]
