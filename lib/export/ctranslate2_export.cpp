@@ -196,6 +196,9 @@ Ctranslate2Model ctranslate2_model(const LoadedModel& loaded, const std::string&
   if (decoder_autoregression(config) == DecoderAutoregression::ssru)
     throw Error(model_name + ": its decoder has SSRU layers (model.transformer.decoder_autoreg ssru); CTranslate2's "
                 "TransformerSpec decodes with self-attention only");
+  if (norm_placement(config) == NormPlacement::pre_query)
+    throw Error(model_name + ": its self-attention reads keys and values un-normalized (model.transformer.norm "
+                "pre_query, as Marian before 1.11); CTranslate2's pre-norm normalizes them");
   const NamedWeights weights(*transformer, model_name);
   SpecBuilder spec(weights);
   Ctranslate2Model model;

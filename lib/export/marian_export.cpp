@@ -56,11 +56,12 @@ MarianItem output_bias_item(const NamedWeights& weights, const TransformerConfig
 // Every setting Marian's Transformer does not compute, all named in one error.
 void refuse_what_marian_cannot_compute(const TransformerConfig& config, const std::string& model_name) {
   std::vector<std::string> reasons;
-  // Marian's pre-norm attention normalizes the query only: keys and values are the layer's
-  // input as it is (src/models/transformer.h, LayerAttention), where ours normalizes all three.
-  if (uses_pre_norm(config))
-    reasons.push_back("norm \"pre\" (Marian's pre-norm attention reads keys and values un-normalized, ours "
-                      "normalized; set model.transformer.norm post, as OPUS-MT's models are)");
+  // Marian's pre-norm self-attention reads keys and values un-normalized (src/models/
+  // transformer.h, LayerAttention): everywhere before 1.11 (Bergamot's, Firefox's), and from
+  // 1.11 on still in its step-by-step decoding. Our "pre" normalizes them; "pre_query" does not.
+  if (norm_placement(config) == NormPlacement::pre)
+    reasons.push_back("norm \"pre\" (Marian's pre-norm self-attention reads keys and values un-normalized, ours "
+                      "normalized; set model.transformer.norm post, as OPUS-MT's models are, or pre_query)");
   if (position_layout(config) != PositionLayout::concatenated)
     reasons.push_back("positions \"" + config.positions +
                       "\" (Marian computes every sine, then every cosine; set model.transformer.positions concatenated)");
@@ -87,10 +88,13 @@ std::string marian_config_yaml(const ModelConfig& model) {
   out << YAML::Key << "transformer-dim-ffn" << YAML::Value << config.ffn_dim;
   out << YAML::Key << "transformer-ffn-depth" << YAML::Value << 2;
   out << YAML::Key << "transformer-ffn-activation" << YAML::Value << config.ffn_activation;
-  out << YAML::Key << "transformer-preprocess" << YAML::Value << "";
-  out << YAML::Key << "transformer-postprocess" << YAML::Value << "dan";
+  // Post-norm: add, then normalize. Pre-norm (pre_query): normalize each sublayer's input,
+  // add, and normalize each stack's output (Marian's --task transformer-base-prenorm).
+  const bool pre = uses_pre_norm(config);
+  out << YAML::Key << "transformer-preprocess" << YAML::Value << (pre ? "n" : "");
+  out << YAML::Key << "transformer-postprocess" << YAML::Value << (pre ? "da" : "dan");
   out << YAML::Key << "transformer-postprocess-emb" << YAML::Value << "d";
-  out << YAML::Key << "transformer-postprocess-top" << YAML::Value << "";
+  out << YAML::Key << "transformer-postprocess-top" << YAML::Value << (pre ? "n" : "");
   if (decoder_autoregression(config) == DecoderAutoregression::ssru) {
     out << YAML::Key << "transformer-decoder-autoreg" << YAML::Value << "rnn";
     out << YAML::Key << "dec-cell" << YAML::Value << "ssru";

@@ -3,7 +3,9 @@
 #include <torch/torch.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -69,13 +71,45 @@ class MarianConfig {
   YAML::Node node_;
 };
 
+// The Marian version that wrote a model (its model.yml's "version", e.g. "v1.10.25 6f6d4846
+// 2021-09-20"), as {major, minor}; {0, 0} without one (Marian before 1.7 wrote none).
+std::pair<int, int> marian_version(const MarianConfig& marian) {
+  const auto text = marian.get<std::string>("version", "");
+  int major = 0, minor = 0;
+  if (std::sscanf(text.c_str(), "v%d.%d", &major, &minor) == 2) return {major, minor};
+  return {0, 0};
+}
+
+// Where the model's norms sit, from its pre- and post-processing ops; an empty string and a
+// reason where ours has no such placement. Marian before 1.11 read pre-norm self-attention's
+// keys and values un-normalized (our pre_query); 1.11 normalizes them in training (our pre;
+// its own step-by-step decoding still reads them un-normalized, as CTranslate2 does not).
+std::string marian_norm(const MarianConfig& marian, std::vector<std::string>& reasons) {
+  const auto pre = marian.get<std::string>("transformer-preprocess", "");
+  const auto post = marian.get<std::string>("transformer-postprocess", "dan");
+  const auto top = marian.get<std::string>("transformer-postprocess-top", "");
+  // Dropout ("d") does nothing at inference: only normalizing and adding matter here.
+  const auto without_dropout = [](std::string ops) {
+    ops.erase(std::remove(ops.begin(), ops.end(), 'd'), ops.end());
+    return ops;
+  };
+  if (without_dropout(pre).empty() && without_dropout(post) == "an" && without_dropout(top).empty()) return "post";
+  if (without_dropout(pre) == "n" && without_dropout(post) == "a" && without_dropout(top) == "n")
+    return marian_version(marian) >= std::pair<int, int>{1, 11} ? "pre" : "pre_query";
+  reasons.push_back("transformer-preprocess \"" + pre + "\", transformer-postprocess \"" + post +
+                    "\", transformer-postprocess-top \"" + top +
+                    "\" (ours: \"\", \"dan\", \"\" (post-norm) or \"n\", \"da\", \"n\" (pre-norm))");
+  return "";
+}
+
 // What a Marian Transformer is in our config; every setting we cannot compute named at once.
 ModelConfig marian_model_config(const MarianConfig& marian, const std::string& origin) {
   std::vector<std::string> reasons;
   marian.require<std::string>(reasons, "type", "amun", "transformer", "only Marian's Transformer is read");
-  marian.require<std::string>(reasons, "transformer-preprocess", "", "", "pre-norm: Marian's reads keys and values un-normalized, ours does not");
-  marian.require<std::string>(reasons, "transformer-postprocess", "dan", "dan", "ours adds, then normalizes");
-  marian.require<std::string>(reasons, "transformer-postprocess-top", "", "", "no final norm after post-norm");
+  const auto norm = marian_norm(marian, reasons);
+  const auto embedding_ops = marian.get<std::string>("transformer-postprocess-emb", "d");
+  if (embedding_ops != "d" && !embedding_ops.empty())
+    reasons.push_back("transformer-postprocess-emb: " + embedding_ops + " (ours adds positions and goes on: \"d\" or \"\")");
   const auto autoreg = marian.get<std::string>("transformer-decoder-autoreg", "self-attention");
   const bool ssru = autoreg == "rnn";
   if (autoreg != "self-attention" && !ssru)
@@ -119,7 +153,7 @@ ModelConfig marian_model_config(const MarianConfig& marian, const std::string& o
   t.ffn_dim = ffn;
   t.encoder_layers = marian.required<int64_t>("enc-depth");
   t.decoder_layers = marian.required<int64_t>("dec-depth");
-  t.norm = "post";
+  t.norm = norm;
   t.attention_dropout = marian.get<double>("transformer-dropout-attention", 0.0);
   const bool all = marian.get<bool>("tied-embeddings-all", false);
   t.share_embeddings = all || marian.get<bool>("tied-embeddings-src", false);
@@ -298,6 +332,15 @@ MarianImport import_marian(const std::string& model_path, const std::vector<std:
   copy_marian_weights(*model, by_name, marian_weight_links(config.model.transformer), source, target, config.model, model_path);
   model->eval();
   MarianImport result{LoadedModel{config, model, source.tokenizer, target.tokenizer}, {}};
+  const auto version = marian.get<std::string>("version", "");
+  const auto written_by = version.empty() ? std::string("a Marian that wrote no version") : "Marian " + version;
+  if (config.model.transformer.norm == "pre_query")
+    result.notes.push_back("pre-norm from " + written_by + " (before 1.11): self-attention reads keys and values "
+                           "un-normalized, as it was trained (model.transformer.norm pre_query)");
+  else if (config.model.transformer.norm == "pre")
+    result.notes.push_back("pre-norm from " + written_by + ": self-attention reads keys and values normalized, as "
+                           "it was trained (model.transformer.norm pre); Marian's own decoder reads them "
+                           "un-normalized after the first step, so its output may differ from ours");
   int quantized = 0, multipliers = 0;
   for (const auto& item : items) {
     quantized += item.type == MarianType::intgemm8;

@@ -30,10 +30,12 @@ class MarianLinkList {
     linear(prefix + "_Wo", prefix + "_bo", ours + ".output");
   }
 
-  // A sublayer's LayerNorm, after the residual sum (post-norm).
-  void norm(const std::string& prefix, const std::string& ours) {
-    links_.push_back({prefix + "_ln_scale", ours + ".weight", MarianLayout::row});
-    links_.push_back({prefix + "_ln_bias", ours + ".bias", MarianLayout::row});
+  // A LayerNorm: `prefix`_ln_scale and _ln_bias, with Marian's "_pre" after them for one
+  // on a sublayer's input (transformer-preprocess n: layerNorm(x, prefix, "_pre")).
+  void norm(const std::string& prefix, const std::string& ours, bool on_input = false) {
+    const std::string suffix = on_input ? "_pre" : "";
+    links_.push_back({prefix + "_ln_scale" + suffix, ours + ".weight", MarianLayout::row});
+    links_.push_back({prefix + "_ln_bias" + suffix, ours + ".bias", MarianLayout::row});
   }
 
   void add(MarianWeightLink link) { links_.push_back(std::move(link)); }
@@ -45,34 +47,41 @@ class MarianLinkList {
 };
 
 void add_marian_layer_links(MarianLinkList& links, const TransformerConfig& config) {
+  // Marian names a sublayer's norm after where it sits: post-norm (postProcess) as
+  // PREFIX_ln_scale, pre-norm (preProcess) as PREFIX_ln_scale_pre, with the same prefixes but
+  // for the SSRU's ("_rnn_ffn" after it, "_rnn" before it).
+  const bool pre = uses_pre_norm(config);
   for (int64_t i = 0; i < config.encoder_layers; ++i) {
     const auto prefix = "encoder_l" + std::to_string(i + 1);
     const auto ours = "encoder." + std::to_string(i);
     links.attention(prefix + "_self", ours + ".self_attention", true);
-    links.norm(prefix + "_self_Wo", ours + ".attention_norm");
+    links.norm(prefix + "_self_Wo", ours + ".attention_norm", pre);
     links.linear(prefix + "_ffn_W1", prefix + "_ffn_b1", ours + ".feed_forward.inner");
     links.linear(prefix + "_ffn_W2", prefix + "_ffn_b2", ours + ".feed_forward.outer");
-    links.norm(prefix + "_ffn_ffn", ours + ".feed_forward_norm");
+    links.norm(prefix + "_ffn_ffn", ours + ".feed_forward_norm", pre);
   }
   const bool ssru = decoder_autoregression(config) == DecoderAutoregression::ssru;
   for (int64_t i = 0; i < config.decoder_layers; ++i) {
     const auto prefix = "decoder_l" + std::to_string(i + 1);
     const auto ours = "decoder." + std::to_string(i);
     if (ssru) {
-      // Marian's DecoderLayerRNN: the cell's W, Wf, bf under the layer's "_rnn" prefix, its
-      // post-norm named as if after a feed-forward ("_rnn_ffn").
+      // Marian's DecoderLayerRNN: the cell's W, Wf, bf under the layer's "_rnn" prefix.
       links.add({prefix + "_rnn_W", ours + ".ssru.transform.weight", MarianLayout::transposed});
       links.linear(prefix + "_rnn_Wf", prefix + "_rnn_bf", ours + ".ssru.forget");
-      links.norm(prefix + "_rnn_ffn", ours + ".ssru_norm");
+      links.norm(prefix + (pre ? "_rnn" : "_rnn_ffn"), ours + ".ssru_norm", pre);
     } else {
       links.attention(prefix + "_self", ours + ".self_attention", true);
-      links.norm(prefix + "_self_Wo", ours + ".self_attention_norm");
+      links.norm(prefix + "_self_Wo", ours + ".self_attention_norm", pre);
     }
     links.attention(prefix + "_context", ours + ".cross_attention", false);
-    links.norm(prefix + "_context_Wo", ours + ".cross_attention_norm");
+    links.norm(prefix + "_context_Wo", ours + ".cross_attention_norm", pre);
     links.linear(prefix + "_ffn_W1", prefix + "_ffn_b1", ours + ".feed_forward.inner");
     links.linear(prefix + "_ffn_W2", prefix + "_ffn_b2", ours + ".feed_forward.outer");
-    links.norm(prefix + "_ffn_ffn", ours + ".feed_forward_norm");
+    links.norm(prefix + "_ffn_ffn", ours + ".feed_forward_norm", pre);
+  }
+  if (pre) {  // each stack's final norm (transformer-postprocess-top n)
+    links.norm("encoder_top", "encoder_norm");
+    links.norm("decoder_top", "decoder_norm");
   }
 }
 

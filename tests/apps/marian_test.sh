@@ -3,10 +3,11 @@
 # marian, translated by Marian itself (npm's bergamot-translator in Node, greedy, float32, one
 # sentence per call) and by nmt-translate --beam 1: the same lines, and the same per-word
 # scores to 1e-4 (tests/apps/marian_word_scores.py). nmt-import reads the
-# export back: the same translations at beam 5. Two models cover what the
+# export back: the same translations at beam 5. Three models cover what the
 # export maps: one vocabulary with shared, tied embeddings and swish; a student with an SSRU
-# decoder, as Firefox's; two vocabularies with separate embeddings, an untied output layer and
-# relu. Both int8 as Firefox's models are (int8shiftAll). Models Marian cannot compute are
+# decoder, as Firefox's; two vocabularies with separate embeddings, an untied output layer,
+# relu and pre-norm as Marian computes it (model.transformer.norm pre_query). The first two
+# also int8 as Firefox's models are (int8shiftAll). Models Marian cannot compute are
 # refused by name. Usage: marian_test.sh BIN_DIR SOURCE_DIR. Exits 77 (skipped) without Node
 # or the reference package (scripts/fetch-marian-reference.sh fetches it).
 BIN=$1
@@ -93,10 +94,13 @@ compare_with_marian "$WORK/student" "$WORK/student-marian" "$WORK/student-marian
 tr -d '\0' <"$WORK/student-marian/model.bin" | grep -aq "^dec-cell: ssru" ||
   fail "the student's special:model.yml does not say dec-cell: ssru"
 
+# Pre-norm as Marian computes it: queries normalized, keys and values not (transformer-preprocess n).
 train "$WORK/separate" "$WORK/spm-de.model" "${MARIAN_LIKE[@]}" --set model.transformer.share_embeddings=false \
-  --set model.transformer.tie_output=false
+  --set model.transformer.tie_output=false --set model.transformer.norm=pre_query
 compare_with_marian "$WORK/separate" "$WORK/separate-marian" "$WORK/separate-marian/source.spm" "$WORK/separate-marian/target.spm"
 [ ! -e "$WORK/separate-marian/vocab.spm" ] || fail "two vocabularies exported as one"
+tr -d '\0' <"$WORK/separate-marian/model.bin" | grep -aq "^transformer-preprocess: n" ||
+  fail "the pre-norm model's special:model.yml does not say transformer-preprocess: n"
 
 # int8 as Firefox's models are: Marian multiplies in int8 (int8shiftAll) with the export's
 # intgemm8 matrices; its import (dequantized) translates greedy in float32. Not the same

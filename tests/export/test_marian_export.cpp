@@ -209,6 +209,43 @@ TEST_CASE("Marian export: an SSRU decoder under Marian's DecoderLayerRNN names",
   CHECK_THROWS_WITH(ctranslate2_model(loaded, "student.pt"), HasSubstring("SSRU"));
 }
 
+TEST_CASE("Marian export: pre-norm (pre_query) under Marian's preProcess names, each stack's final norm as _top",
+          "[export][marian]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir);
+  auto loaded = marian_like_model(dir, /*share=*/true, /*tie=*/true);
+  loaded.config.model.transformer.norm = "pre_query";
+  torch::manual_seed(7);
+  loaded.model = build_model(loaded.config.model);
+  auto model = marian_model(loaded, "pre.pt");
+  auto items = items_by_name(model.items);
+  CHECK(items.count("encoder_l1_self_Wo_ln_scale_pre") == 1);
+  CHECK(items.count("encoder_l1_self_Wo_ln_scale") == 0);
+  CHECK(items.count("encoder_l1_ffn_ffn_ln_bias_pre") == 1);
+  CHECK(items.count("decoder_l2_context_Wo_ln_scale_pre") == 1);
+  CHECK(items.count("decoder_l2_self_Wo_ln_bias_pre") == 1);
+  const auto top = loaded.model->named_parameters()["decoder_norm.weight"];
+  REQUIRE(items.count("decoder_top_ln_scale") == 1);
+  CHECK(marian_values(*items.at("decoder_top_ln_scale")) ==
+        std::vector<float>(top.data_ptr<float>(), top.data_ptr<float>() + top.numel()));
+  CHECK(items.count("encoder_top_ln_bias") == 1);
+  CHECK(model.config_yaml.find("transformer-preprocess: n\n") != std::string::npos);
+  CHECK(model.config_yaml.find("transformer-postprocess: da\n") != std::string::npos);
+  CHECK(model.config_yaml.find("transformer-postprocess-top: n\n") != std::string::npos);
+  // An SSRU's pre-norm sits under the cell's own prefix (DecoderLayerRNN: preProcess(prefix)).
+  loaded.config.model.transformer.decoder_autoreg = "ssru";
+  loaded.model = build_model(loaded.config.model);
+  model = marian_model(loaded, "pre-student.pt");
+  items = items_by_name(model.items);
+  CHECK(items.count("decoder_l1_rnn_ln_scale_pre") == 1);
+  CHECK(items.count("decoder_l1_rnn_ffn_ln_scale") == 0);
+  // CTranslate2's pre-norm normalizes keys and values: refused by name.
+  CHECK_THROWS_WITH(ctranslate2_model(loaded, "pre.pt"), HasSubstring("SSRU"));
+  loaded.config.model.transformer.decoder_autoreg = "self_attention";
+  loaded.model = build_model(loaded.config.model);
+  CHECK_THROWS_WITH(ctranslate2_model(loaded, "pre.pt"), HasSubstring("pre_query"));
+}
+
 TEST_CASE("Marian export: what Marian cannot compute is refused, every reason named", "[export][marian]") {
   ScratchDir dir;
   test::make_tiny_task(dir);

@@ -5,6 +5,7 @@
 #include "support/catch.h"
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -100,6 +101,7 @@ TEST_CASE("Marian import: a model in Marian's ids computes what its original com
   test::use_marian_choices(x);
   x.share_embeddings = true, x.tie_output = true, x.output_bias = true, x.ffn_activation = "swish";
   x.decoder_autoreg = GENERATE(as<std::string>(), "self_attention", "ssru");  // ssru: Firefox's students
+  x.norm = GENERATE(as<std::string>(), "post", "pre_query");  // pre_query: Marian's pre-norm before 1.11
   torch::manual_seed(5);
   auto model = build_model(config.model);
   {
@@ -123,6 +125,7 @@ TEST_CASE("Marian import: a model in Marian's ids computes what its original com
   CHECK(loaded.config.model.transformer.output_bias);
   CHECK(loaded.config.model.transformer.ffn_activation == "swish");
   CHECK(loaded.config.model.transformer.decoder_autoreg == x.decoder_autoreg);
+  CHECK(loaded.config.model.transformer.norm == x.norm);
   CHECK(loaded.source_tokenizer.serialized() == reordered.serialized);
 
   // The same logits for every token but <pad> and <s>, which Marian's vocabulary does not have
@@ -139,6 +142,27 @@ TEST_CASE("Marian import: a model in Marian's ids computes what its original com
   CHECK((expected.index_select(2, columns) - actual.index_select(2, columns)).abs().max().item<float>() < 1e-5);
   CHECK(actual.select(2, SpecialIds::kPad).max().item<float>() < -1e8);
   CHECK(actual.select(2, SpecialIds::kBos).max().item<float>() < -1e8);
+  if (x.norm != "pre_query") return;
+  // The same pre-norm items written by Marian 1.11 or later were trained with normalized keys
+  // and values: our "pre". Before 1.11 (or with no version, as our export writes): pre_query.
+  for (const auto& [version, norm] : std::vector<std::pair<std::string, std::string>>{
+           {"v1.11.0 f00d1e3 2022-02-08", "pre"}, {"v1.12.0", "pre"}, {"v1.10.25 6f6d4846 2021-09-20", "pre_query"}}) {
+    INFO(version);
+    auto items = in_marian_ids(marian.items, reordered.new_id_of);
+    for (auto& item : items)
+      if (item.name == kMarianModelConfigItem) item = marian_config_item("version: " + version + "\n" + marian_config_text(item));
+    const auto versioned = dir.file("versioned.bin");
+    {
+      AtomicFileWriter file(versioned);
+      write_marian_binary(items, [&](std::string_view b) { file.write(std::string(b)); });
+      file.commit();
+    }
+    const auto read = import_marian(versioned, {marian_vocabulary_path()});
+    CHECK(read.loaded.config.model.transformer.norm == norm);
+    CHECK(std::any_of(read.notes.begin(), read.notes.end(), [&](const std::string& note) {
+      return note.find("pre-norm from Marian " + version) != std::string::npos;
+    }));
+  }
 }
 
 TEST_CASE("Marian import: what our Transformer cannot compute is refused by name", "[export][marian]") {
@@ -154,11 +178,15 @@ TEST_CASE("Marian import: what our Transformer cannot compute is refused by name
   const std::string sizes = "dim-emb: 8\ntransformer-heads: 2\ntransformer-dim-ffn: 16\nenc-depth: 1\ndec-depth: 1\n"
                             "dim-vocabs: [60, 60]\n";
   const auto vocabulary = marian_vocabulary_path();
+  // Pre-norm without a final norm (Marian before 1.10 had no transformer-postprocess-top).
   CHECK_THROWS_WITH(import_marian(write("type: transformer\ntransformer-preprocess: n\ntransformer-postprocess: da\n"
                                         "transformer-decoder-autoreg: rnn\n" + sizes),
                                   {vocabulary}),
-                    HasSubstring("transformer-preprocess: n") && HasSubstring("transformer-postprocess: da") &&
+                    HasSubstring("transformer-preprocess \"n\", transformer-postprocess \"da\", "
+                                 "transformer-postprocess-top \"\"") &&
                         HasSubstring("dec-cell: gru"));
+  CHECK_THROWS_WITH(import_marian(write("type: transformer\ntransformer-postprocess-emb: nd\n" + sizes), {vocabulary}),
+                    HasSubstring("transformer-postprocess-emb: nd"));
   CHECK_THROWS_WITH(import_marian(write("type: transformer\ntransformer-decoder-autoreg: average-attention\n" + sizes),
                                   {vocabulary}),
                     HasSubstring("transformer-decoder-autoreg: average-attention"));

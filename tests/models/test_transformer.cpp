@@ -89,7 +89,7 @@ TEST_CASE("Transformer output shapes", "[transformer]") {
 }
 
 TEST_CASE("Transformer step-by-step decoding equals the teacher-forced pass", "[transformer]") {
-  for (std::string norm : {"pre", "post"}) {
+  for (std::string norm : {"pre", "post", "pre_query"}) {
     DYNAMIC_SECTION("norm " << norm) {
       auto model = eval_model(small_config(norm));
       torch::NoGradGuard no_grad;
@@ -239,6 +239,17 @@ TEST_CASE("Transformer trains: gradients reach every parameter and it overfits",
     INFO(parameter.key());
     CHECK(parameter.value().grad().defined());
   }
+  // Also where self-attention projects two inputs at once (norm pre_query).
+  auto query_only = config;
+  query_only.transformer.norm = "pre_query";
+  model = std::make_shared<TransformerModel>(query_only);
+  model->train();
+  loss_of().backward();
+  for (const auto& parameter : model->named_parameters()) {
+    INFO("pre_query: " << parameter.key());
+    CHECK(parameter.value().grad().defined());
+    CHECK(parameter.value().grad().abs().sum().item<double>() > 0);
+  }
 
   config.dropout = 0;  // new model without dropout for a clean overfit
   config.transformer.attention_dropout = 0;
@@ -285,7 +296,7 @@ TEST_CASE("Transformer shares embeddings and the output matrix by storage", "[tr
 }
 
 TEST_CASE("Transformer scores at chosen positions are forward()'s rows there", "[transformer]") {
-  for (std::string norm : {"pre", "post"}) {
+  for (std::string norm : {"pre", "post", "pre_query"}) {
     DYNAMIC_SECTION("norm " << norm) {
       auto model = eval_model(small_config(norm));
       torch::NoGradGuard no_grad;
@@ -351,6 +362,55 @@ TEST_CASE("Transformer with Marian's choices: positions, zero start, swish, epsi
   auto relu = marian_like_config();
   relu.transformer.ffn_activation = "relu";
   CHECK(max_diff(eval_model(relu)->forward(kSource(), kTarget()).logits, eval_model(marian_like_config())->forward(kSource(), kTarget()).logits) > 1e-4);
+}
+
+TEST_CASE("Self-attention takes its queries from one input and its keys and values from another", "[transformer]") {
+  torch::manual_seed(3);
+  nmt::SelfAttention attention(8, 2, 0.0);
+  attention->eval();
+  torch::NoGradGuard no_grad;
+  const auto queries_from = torch::randn({2, 3, 8}), keys_values_from = torch::randn({2, 3, 8});
+  const auto bias = nmt::causal_bias(3, torch::kFloat32);
+  // By hand: the fused projection's rows are Q, K, V in turn; two heads of width 4.
+  torch::Tensor qkv_weight, qkv_bias, output_weight, output_bias;
+  for (const auto& parameter : attention->named_parameters()) {
+    if (parameter.key() == "qkv.weight") qkv_weight = parameter.value();
+    if (parameter.key() == "qkv.bias") qkv_bias = parameter.value();
+    if (parameter.key() == "output.weight") output_weight = parameter.value();
+    if (parameter.key() == "output.bias") output_bias = parameter.value();
+  }
+  REQUIRE((qkv_weight.defined() && output_weight.defined()));
+  const auto project = [&](const torch::Tensor& x, int64_t part) {
+    const auto projected = torch::matmul(x, qkv_weight.narrow(0, 8 * part, 8).t()) + qkv_bias.narrow(0, 8 * part, 8);
+    return projected.view({2, 3, 2, 4}).transpose(1, 2);  // [B, H, T, dk]
+  };
+  const auto weights = torch::softmax(
+      torch::matmul(project(queries_from, 0), project(keys_values_from, 1).transpose(-1, -2)) / 2.0 + bias, -1);
+  const auto context = torch::matmul(weights, project(keys_values_from, 2)).transpose(1, 2).reshape({2, 3, 8});
+  const auto expected = torch::matmul(context, output_weight.t()) + output_bias;
+  CHECK(max_diff(attention->forward(queries_from, keys_values_from, bias).output, expected) < 1e-5);
+  // One input for all three is the single-input call.
+  CHECK(max_diff(attention->forward(queries_from, queries_from, bias).output, attention->forward(queries_from, bias).output) < 1e-6);
+  CHECK_THROWS_WITH(attention->forward(queries_from, keys_values_from.narrow(1, 0, 2), bias),
+                    HasSubstring("inputs of different shapes"));
+}
+
+TEST_CASE("Transformer with norm pre_query reads keys and values un-normalized, as Marian before 1.11", "[transformer]") {
+  // The same parameters (one seed, the same modules) under the two pre-norms: only where
+  // self-attention's keys and values come from differs, and that changes every output.
+  torch::NoGradGuard no_grad;
+  const auto pre = eval_model(small_config("pre"))->forward(kSource(), kTarget()).logits;
+  const auto pre_query = eval_model(small_config("pre_query"))->forward(kSource(), kTarget()).logits;
+  CHECK(max_diff(pre, pre_query) > 1e-3);
+  auto ssru = small_config("pre_query");  // an SSRU reads its normalized input, as Marian's DecoderLayerRNN
+  ssru.transformer.decoder_autoreg = "ssru";
+  auto model = eval_model(ssru);
+  const auto expected = torch::log_softmax(model->forward(kSource(), kTarget()).logits, -1);
+  auto state = model->initial_state(model->encode(kSource()));
+  for (int64_t t = 0; t < kTarget().size(1); ++t)
+    CHECK(max_diff(model->step(kTarget().select(1, t), *state).scores.log_probs(), expected.select(1, t)) < 1e-5);
+  CHECK_THROWS_WITH(TransformerModel(small_config("sandwich")),
+                    HasSubstring("norm must be \"pre\", \"post\" or \"pre_query\", got \"sandwich\""));
 }
 
 TEST_CASE("Transformer refuses unknown positions, decoder starts and activations by name", "[transformer]") {

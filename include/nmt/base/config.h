@@ -33,7 +33,7 @@ struct TransformerConfig {
   int64_t ffn_dim = 1024;           ///< position-wise feed-forward inner size
   int64_t encoder_layers = 3;       ///< encoder stack depth
   int64_t decoder_layers = 3;       ///< decoder stack depth
-  std::string norm = "pre";         ///< post (paper) | pre (more stable)
+  std::string norm = "pre";         ///< post (paper) | pre (more stable) | pre_query (pre, self-attention's keys and values un-normalized: Marian < 1.11)
   double attention_dropout = 0.1;   ///< dropout on attention weights
   bool share_embeddings = false;    ///< one embedding for source and target (joint vocab only)
   bool tie_output = true;           ///< output layer shares the target embedding matrix

@@ -5,14 +5,18 @@
 //   self-attention qkv (stacked)     {prefix}_self_Wq/_Wk/_Wv, _bq/_bk/_bv, then _Wo/_bo
 //   cross-attention query, key_value {prefix}_context_Wq, _Wk/_Wv, ...
 //   feed-forward inner, outer        {prefix}_ffn_W1/_b1, _W2/_b2
-//   LayerNorm weight, bias           {sublayer}_ln_scale, _ln_bias
+//   LayerNorm weight, bias           {sublayer}_ln_scale, _ln_bias (after the sum: post-norm),
+//                                    _ln_scale_pre, _ln_bias_pre (on the input: pre-norm)
 //   norm post                        transformer-preprocess "", postprocess dan
+//   norm pre_query                   transformer-preprocess n, postprocess da, postprocess-top n
+//                                    (each stack's final norm: encoder_top_*, decoder_top_*)
 //   share_embeddings / tie_output    Wemb and tied-embeddings-src / tied-embeddings(-all), else
 //                                    encoder_Wemb, decoder_Wemb, decoder_ff_logit_out_W
 //   output_bias (or none)            decoder_ff_logit_out_b (zeros without one: Marian always adds one)
 //   <pad>, <s> (never emitted)       a bias of -1e9 in decoder_ff_logit_out_b
 // What Marian computes and our model must therefore do too, or the export is refused by name:
-// norm "post" (Marian's pre-norm normalizes attention's queries but not its keys and values),
+// norm "post" or "pre_query" (Marian's pre-norm normalizes attention's queries but not its
+// keys and values; our "pre" normalizes all three),
 // positions "concatenated" (Marian's sinusoids), decoder_start "zeros" (Marian's first decoder
 // input), ffn_activation relu or swish. Marian's LayerNorm epsilon is 1e-6; a model with
 // another is exported with a note (model.transformer.layer_norm_epsilon 1e-6 matches exactly).

@@ -4,11 +4,13 @@
 // special:model.yml becomes our config, its items our weights (export/marian_weights.h), its
 // SentencePiece vocabularies our tokenizers with our special ids (text/sentencepiece_ids.h;
 // the embedding rows and output columns follow). What the result computes is what Marian
-// computes: post-norm, Marian's sinusoids, a zero first decoder input, LayerNorm epsilon 1e-6,
-// the output bias; our searches' rule that <pad> and <s> are never emitted adds nothing, as
-// Marian's vocabularies have neither. Whatever our Transformer cannot express is refused by
-// name: another model type, pre-norm, an SSRU or average-attention decoder, factors, other
-// FFN depths, trained positions, float16 weights. int8 weights (intgemm8, Firefox's) are
+// computes: post-norm, or pre-norm as the Marian version that wrote it trained it (norm
+// pre_query before 1.11, pre from 1.11: docs/marian.md), Marian's sinusoids, a zero first
+// decoder input, LayerNorm epsilon 1e-6, the output bias, an SSRU decoder; our searches' rule
+// that <pad> and <s> are never emitted adds nothing, as Marian's vocabularies have neither.
+// Whatever our Transformer cannot express is refused by name: another model type, pre-norm
+// without final norms, an average-attention decoder, factors, other FFN depths, trained
+// positions, float16 weights. int8 weights (intgemm8, Firefox's) are
 // dequantized; their activation multipliers (_QuantMultA) are not used.
 // OPUS-MT's form: model.npz, source.spm and target.spm for segmentation, vocab.yml for the ids.
 #include <string>

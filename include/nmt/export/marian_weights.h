@@ -28,7 +28,8 @@ struct MarianWeightLink {
   VocabularyAxis vocabulary = VocabularyAxis::none;
 };
 
-/// Every weight of a post-norm Transformer with `config`, embeddings and output layer included
+/// Every weight of a Transformer with `config` (post-norm, or pre-norm with each stack's final
+/// norm as Marian's transformer-postprocess-top n), embeddings and output layer included
 /// (decoder_ff_logit_out_b only with output_bias: without one the export writes its own).
 std::vector<MarianWeightLink> marian_weight_links(const TransformerConfig& config);
 

@@ -170,8 +170,27 @@ SelfAttentionImpl::SelfAttentionImpl(int64_t d_model, int64_t heads, double drop
 
 AttentionOutput SelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& bias,
                                            KeyValueCache* cache) {
-  auto parts = split_heads(qkv_(x), 3);
+  return forward(x, x, bias, cache);
+}
+
+std::vector<torch::Tensor> SelfAttentionImpl::project(const torch::Tensor& queries_from,
+                                                      const torch::Tensor& keys_values_from) {
+  if (queries_from.is_same(keys_values_from)) return split_heads(qkv_(queries_from), 3);
+  if (!queries_from.sizes().equals(keys_values_from.sizes()))
+    throw Error("transformer: self-attention's queries and keys come from inputs of different shapes");
+  // Both inputs through the one fused projection, stacked on the batch axis: the weight stays
+  // in whatever form its Linear path holds (int8, bf16, packed), at the price of computing
+  // the unused third of each half.
+  const auto batch = queries_from.size(0);
+  const auto both = split_heads(qkv_(torch::cat({queries_from, keys_values_from}, 0)), 3);
+  return {both[0].narrow(0, 0, batch), both[1].narrow(0, batch, batch), both[2].narrow(0, batch, batch)};
+}
+
+AttentionOutput SelfAttentionImpl::forward(const torch::Tensor& queries_from, const torch::Tensor& keys_values_from,
+                                           const torch::Tensor& bias, KeyValueCache* cache) {
+  auto parts = project(queries_from, keys_values_from);
   if (cache == nullptr) return attend(parts[0], {parts[1], parts[2], {}}, bias);
+  const auto& x = queries_from;
   const auto rows = x.size(0), length = cache->length, end = length + x.size(1);
   if (cache->keys.size(0) < rows || cache->keys.size(2) < end || cache->rows.size(1) != end)
     throw Error("transformer: self-attention cache without room for the step");

@@ -9,11 +9,14 @@
 
 namespace nmt {
 
-bool uses_pre_norm(const TransformerConfig& config) {
-  if (config.norm == "pre") return true;
-  if (config.norm == "post") return false;
-  throw Error("transformer: norm must be \"pre\" or \"post\", got \"" + config.norm + "\"");
+NormPlacement norm_placement(const TransformerConfig& config) {
+  if (config.norm == "pre") return NormPlacement::pre;
+  if (config.norm == "post") return NormPlacement::post;
+  if (config.norm == "pre_query") return NormPlacement::pre_query;
+  throw Error("transformer: norm must be \"pre\", \"post\" or \"pre_query\", got \"" + config.norm + "\"");
 }
+
+bool uses_pre_norm(const TransformerConfig& config) { return norm_placement(config) != NormPlacement::post; }
 
 PositionLayout position_layout(const TransformerConfig& config) {
   if (config.positions == "interleaved") return PositionLayout::interleaved;
@@ -120,7 +123,7 @@ torch::Tensor ResidualBlock::drop(const torch::Tensor& x, bool training) const {
 // --- EncoderLayer -----------------------------------------------------------
 
 EncoderLayerImpl::EncoderLayerImpl(const TransformerConfig& config, double dropout)
-    : residual_(uses_pre_norm(config), dropout) {
+    : residual_(norm_placement(config), dropout) {
   self_attention_ = register_module(
       "self_attention", SelfAttention(config.d_model, config.heads, config.attention_dropout));
   feed_forward_ = register_module("feed_forward", FeedForward(config.d_model, config.ffn_dim, feed_forward_activation(config)));
@@ -131,8 +134,9 @@ EncoderLayerImpl::EncoderLayerImpl(const TransformerConfig& config, double dropo
 torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& source_bias,
                                         torch::Tensor* weights) {
   const bool training = is_training();
-  auto h = residual_.apply(x, attention_norm_, training, [&](const torch::Tensor& input) {
-    auto attended = self_attention_(input, source_bias);
+  auto h = residual_.apply_self_attention(x, attention_norm_, training, [&](const torch::Tensor& queries_from,
+                                                                           const torch::Tensor& keys_values_from) {
+    auto attended = self_attention_->forward(queries_from, keys_values_from, source_bias);
     if (weights != nullptr) *weights = attended.weights;
     return attended.output;
   });
@@ -143,7 +147,7 @@ torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x, const torch::Ten
 // --- DecoderLayer -----------------------------------------------------------
 
 DecoderLayerImpl::DecoderLayerImpl(const TransformerConfig& config, double dropout)
-    : residual_(uses_pre_norm(config), dropout) {
+    : residual_(norm_placement(config), dropout) {
   const bool recurrent = decoder_autoregression(config) == DecoderAutoregression::ssru;
   if (recurrent)
     ssru_ = register_module("ssru", SSRU(config.d_model));
@@ -168,9 +172,10 @@ DecoderLayerOutput DecoderLayerImpl::forward(const torch::Tensor& x, const torch
                                              DecoderLayerStepState step) {
   const bool training = is_training();
   torch::Tensor self_weights;
-  auto h = residual_.apply(x, self_attention_norm_, training, [&](const torch::Tensor& input) {
-    if (!ssru_.is_empty()) return ssru_->forward(input, step.recurrent_cell);
-    auto attended = self_attention_->forward(input, self_bias, step.self_attention);
+  auto h = residual_.apply_self_attention(x, self_attention_norm_, training, [&](const torch::Tensor& queries_from,
+                                                                                const torch::Tensor& keys_values_from) {
+    if (!ssru_.is_empty()) return ssru_->forward(queries_from, step.recurrent_cell);
+    auto attended = self_attention_->forward(queries_from, keys_values_from, self_bias, step.self_attention);
     self_weights = attended.weights;
     return attended.output;
   });

@@ -130,8 +130,15 @@ class SelfAttentionImpl : public AttentionBase {
   /// through cache->rows (Tk = length + T); without one, Tk = T.
   AttentionOutput forward(const torch::Tensor& x, const torch::Tensor& bias,
                           KeyValueCache* cache = nullptr);
+  /// As above with queries from one input and keys and values from another of the same
+  /// shape (model.transformer.norm pre_query); the same tensor twice is the call above.
+  AttentionOutput forward(const torch::Tensor& queries_from, const torch::Tensor& keys_values_from,
+                          const torch::Tensor& bias, KeyValueCache* cache = nullptr);
 
  private:
+  /// Q, K, V [B, H, T, dk] each, from one projection of x or, for two inputs, of both.
+  std::vector<torch::Tensor> project(const torch::Tensor& queries_from, const torch::Tensor& keys_values_from);
+
   Linear qkv_{nullptr};
 };
 TORCH_MODULE(SelfAttention);

@@ -6,6 +6,9 @@
 // Every sublayer is wrapped in a residual connection with LayerNorm, either
 //   post-norm (the paper):  x = LayerNorm(x + Dropout(Sublayer(x)))
 //   pre-norm (more stable): x = x + Dropout(Sublayer(LayerNorm(x)))
+// or pre-norm as Marian computed it before version 1.11, where a self-attention sublayer
+// takes its queries from LayerNorm(x) but its keys and values from x itself
+// (src/models/transformer.h, LayerAttention; Marian 1.11 normalizes all three when training).
 // With pre-norm the stack's output is un-normalised, so the model adds a final
 // LayerNorm after each stack.
 //
@@ -21,7 +24,16 @@
 
 namespace nmt {
 
-/// True for norm "pre", false for "post"; throws nmt::Error for anything else.
+/// Where each sublayer's LayerNorm sits (model.transformer.norm).
+enum class NormPlacement {
+  post,       ///< "post": after the residual sum (the paper, Marian's default)
+  pre,        ///< "pre": on the sublayer's input, for queries, keys and values alike
+  pre_query,  ///< "pre_query": as pre, but self-attention normalizes only its queries (Marian < 1.11)
+};
+/// model.transformer.norm; throws nmt::Error for an unknown name.
+NormPlacement norm_placement(const TransformerConfig& config);
+/// True for either pre-norm (each stack then ends with a LayerNorm), false for post-norm;
+/// throws nmt::Error for an unknown name.
 bool uses_pre_norm(const TransformerConfig& config);
 
 /// How the sinusoids of model.transformer.positions are laid out.
@@ -75,7 +87,7 @@ TORCH_MODULE(FeedForward);
 /// the residual dropout.
 class ResidualBlock {
  public:
-  ResidualBlock(bool pre_norm, double dropout) : pre_norm_(pre_norm), dropout_(dropout) {}
+  ResidualBlock(NormPlacement placement, double dropout) : placement_(placement), dropout_(dropout) {}
 
   /// The dropout kernel, set with the model's other kernels (TransformerModel), not per call.
   void use_dropout_kernel(KernelChoice kernel) { dropout_kernel_ = kernel; }
@@ -84,14 +96,26 @@ class ResidualBlock {
   template <class Sublayer>
   torch::Tensor apply(const torch::Tensor& x, torch::nn::LayerNorm& norm, bool training,
                       Sublayer&& sublayer) const {
-    if (pre_norm_) return x + drop(sublayer(norm(x)), training);
-    return norm(x + drop(sublayer(x), training));
+    if (placement_ == NormPlacement::post) return norm(x + drop(sublayer(x), training));
+    return x + drop(sublayer(norm(x)), training);
+  }
+
+  /// As apply, for self-attention: `sublayer` (queries from, keys and values from) -> Tensor
+  /// gets the two inputs the placement gives it (x and x; LayerNorm(x) twice; or LayerNorm(x)
+  /// and x with pre_query). The same tensor twice when they are equal.
+  template <class Sublayer>
+  torch::Tensor apply_self_attention(const torch::Tensor& x, torch::nn::LayerNorm& norm, bool training,
+                                     Sublayer&& sublayer) const {
+    if (placement_ == NormPlacement::post) return norm(x + drop(sublayer(x, x), training));
+    const auto normalized = norm(x);
+    const auto& keys_values_from = placement_ == NormPlacement::pre_query ? x : normalized;
+    return x + drop(sublayer(normalized, keys_values_from), training);
   }
 
  private:
   torch::Tensor drop(const torch::Tensor& x, bool training) const;
 
-  bool pre_norm_;
+  NormPlacement placement_;
   double dropout_;
   KernelChoice dropout_kernel_ = KernelChoice::cpu_fp32;  // a model is built in fp32 on the CPU
 };
