@@ -191,13 +191,18 @@ torch::Tensor dequantized(const MarianItem& item, const std::string& origin) {
 
 torch::Tensor marian_item_tensor(const MarianItem& item, const std::string& origin) {
   if (item.type == MarianType::intgemm8) return dequantized(item, origin);
-  if (item.type != MarianType::float32)
+  if (item.type != MarianType::float32 && item.type != MarianType::float16)
     throw Error(origin + ": item " + item.name + " is " + marian_type_name(static_cast<uint64_t>(item.type)) +
-                "; float32 and intgemm8 weights are read");
+                "; float32, float16 and intgemm8 weights are read");
+  // float16 (a model saved from half-precision training) is widened exactly to float32.
+  const auto stored = item.type == MarianType::float16 ? torch::kFloat16 : torch::kFloat32;
   std::vector<int64_t> shape(item.shape.begin(), item.shape.end());
-  auto tensor = torch::empty(shape, torch::kFloat32);
+  auto tensor = torch::empty(shape, stored);
+  if (item.bytes.size() != static_cast<size_t>(tensor.nbytes()))
+    throw Error(origin + ": item " + item.name + " has " + std::to_string(item.bytes.size()) + " bytes, its shape needs " +
+                std::to_string(tensor.nbytes()));
   std::memcpy(tensor.data_ptr(), item.bytes.data(), item.bytes.size());
-  return tensor;
+  return tensor.to(torch::kFloat32);
 }
 
 bool is_activation_multiplier(const std::string& name) {
@@ -341,14 +346,17 @@ MarianImport import_marian(const std::string& model_path, const std::vector<std:
     result.notes.push_back("pre-norm from " + written_by + ": self-attention reads keys and values normalized, as "
                            "it was trained (model.transformer.norm pre); Marian's own decoder reads them "
                            "un-normalized after the first step, so its output may differ from ours");
-  int quantized = 0, multipliers = 0;
+  int quantized = 0, multipliers = 0, half = 0;
   for (const auto& item : items) {
     quantized += item.type == MarianType::intgemm8;
+    half += item.type == MarianType::float16;
     multipliers += is_activation_multiplier(item.name);
   }
   if (quantized > 0)
     result.notes.push_back(std::to_string(quantized) + " weights were int8 (intgemm8), dequantized to float32 " +
                            "(int8 / their multiplier); --precision int8 quantizes them again our way");
+  if (half > 0)
+    result.notes.push_back(std::to_string(half) + " weights were float16, widened to float32 (exactly)");
   if (multipliers > 0)
     result.notes.push_back(std::to_string(multipliers) + " activation multipliers (_QuantMultA) not used: " +
                            "ours quantizes activations per row as it goes");

@@ -90,10 +90,12 @@ MarianItem npy_item(std::string name, const std::string& bytes, const std::strin
   size_t element = 0;
   if (header.descr == "<f4") {
     item.type = MarianType::float32, element = 4;
+  } else if (header.descr == "<f2") {
+    item.type = MarianType::float16, element = 2;
   } else if (header.descr == "|i1" || header.descr == "|u1" || header.descr == "|S1" || header.descr == "|b1") {
     item.type = MarianType::int8, element = 1;
   } else {
-    throw Error(where + ": dtype '" + header.descr + "'; float32 ('<f4') and bytes are read");
+    throw Error(where + ": dtype '" + header.descr + "'; float32 ('<f4'), float16 ('<f2') and bytes are read");
   }
   // The shape's product, checked against the data as it grows (no overflow on absurd shapes).
   const uint64_t available = (bytes.size() - header.data_offset) / element;
@@ -134,15 +136,18 @@ std::string zip_entry_bytes(zip_t* archive, zip_uint64_t index, const std::strin
 }
 
 std::string npy_bytes(const MarianItem& item) {
-  const bool floats = item.type == MarianType::float32;
-  if (!floats && item.type != MarianType::int8)
+  const char* descr = item.type == MarianType::float32   ? "<f4"
+                      : item.type == MarianType::float16 ? "<f2"
+                      : item.type == MarianType::int8    ? "|i1"
+                                                         : nullptr;
+  if (descr == nullptr)
     throw Error("Marian model: item " + item.name + " is " + marian_type_name(static_cast<uint64_t>(item.type)) +
-                "; an .npz holds float32 and bytes here");
+                "; an .npz holds float32, float16 and bytes here");
   // As NumPy writes a tuple, which Marian's cnpy parses by its commas: (2, 3), (5,).
   std::string shape;
   for (size_t i = 0; i < item.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(item.shape[i]);
   if (item.shape.size() == 1) shape += ",";
-  std::string dict = std::string("{'descr': '") + (floats ? "<f4" : "|i1") + "', 'fortran_order': False, 'shape': (" +
+  std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (" +
                      shape + "), }";
   // Magic, version 1.0, length; the header padded with spaces to a multiple of 64, ending in \n.
   const size_t unpadded = kNpyMagicLength + 4 + dict.size() + 1;

@@ -368,3 +368,52 @@ TEST_CASE("Marian import: Firefox's int8 (intgemm8) weights are dequantized", "[
     CHECK((now[name] - before).abs().max().item<float>() <= 0.5f / q + 1e-6f);
   }
 }
+
+TEST_CASE("Marian import: float16 weights (.bin and .npz) are widened to float32", "[export][marian]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir);
+  auto loaded = test::random_model(dir, "transformer", 4);
+  auto& x = loaded.config.model.transformer;
+  x.d_model = 8, x.heads = 2, x.ffn_dim = 16, x.encoder_layers = 1, x.decoder_layers = 1, x.max_positions = 32;
+  test::use_marian_choices(x);
+  x.share_embeddings = true, x.tie_output = true;
+  torch::manual_seed(4);
+  loaded.model = build_model(loaded.config.model);
+  loaded.model->eval();
+  auto items = marian_model(loaded, "original.pt").items;
+  int halved = 0;
+  for (auto& item : items) {
+    if (item.type != MarianType::float32) continue;
+    auto value = torch::empty({item.elements()}, torch::kFloat32);
+    std::memcpy(value.data_ptr(), item.bytes.data(), item.bytes.size());
+    const auto half = value.to(torch::kFloat16).contiguous();
+    item.type = MarianType::float16;
+    item.bytes.assign(static_cast<const char*>(half.data_ptr()), static_cast<size_t>(half.nbytes()));
+    ++halved;
+  }
+  {
+    AtomicFileWriter file(dir.file("half.bin"));
+    write_marian_binary(items, [&](std::string_view b) { file.write(std::string(b)); });
+    file.commit();
+  }
+  {
+    AtomicFileWriter file(dir.file("half.npz"));
+    file.write(marian_npz_bytes(items));
+    file.commit();
+  }
+  for (const auto* name : {"half.bin", "half.npz"}) {
+    INFO(name);
+    const auto imported = import_marian(dir.file(name), {dir.file("spm.model")});
+    CHECK(std::any_of(imported.notes.begin(), imported.notes.end(), [&](const std::string& note) {
+      return note.find(std::to_string(halved) + " weights were float16, widened") != std::string::npos;
+    }));
+    // Every weight is the original rounded to float16, exactly.
+    auto original = loaded.model->named_parameters();
+    auto now = imported.loaded.model->named_parameters();
+    for (const auto* weight : {"encoder.0.feed_forward.inner.weight", "decoder.0.cross_attention.query.bias",
+                               "decoder.0.feed_forward_norm.weight"}) {
+      INFO(weight);
+      CHECK(torch::equal(now[weight], original[weight].to(torch::kFloat16).to(torch::kFloat32)));
+    }
+  }
+}

@@ -10,7 +10,7 @@
 // that <pad> and <s> are never emitted adds nothing, as Marian's vocabularies have neither.
 // Whatever our Transformer cannot express is refused by name: another model type, pre-norm
 // without final norms, an average-attention decoder, factors, other FFN depths, trained
-// positions, float16 weights. int8 weights (intgemm8, Firefox's) are
+// positions. float16 weights are widened to float32; int8 weights (intgemm8, Firefox's) are
 // dequantized; their activation multipliers (_QuantMultA) are not used.
 // OPUS-MT's form: model.npz, source.spm and target.spm for segmentation, vocab.yml for the ids.
 #include <string>
