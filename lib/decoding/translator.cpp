@@ -181,7 +181,7 @@ Translation Translator::prepare(const std::string& line, const std::string& pref
 }
 
 void Translator::search_batch(std::vector<Translation*>& batch, const std::vector<int64_t>& line_numbers,
-                              const SearchOptions& search) {
+                              const SearchOptions& search) const {
   std::vector<const std::vector<int>*> rows;
   for (auto* item : batch) rows.push_back(&item->source_ids);
   const auto source = pad_sequences(rows, -1, SpecialIds::kEos).to(model_->device());
@@ -206,20 +206,21 @@ void Translator::search_batch(std::vector<Translation*>& batch, const std::vecto
   }
 }
 
-std::vector<Translation> Translator::translate(const std::vector<std::string>& lines) {
+std::vector<Translation> Translator::translate(const std::vector<std::string>& lines) const {
   return translate(lines, std::vector<std::string>(lines.size()));
 }
 
 std::vector<Translation> Translator::translate(const std::vector<std::string>& lines,
-                                               const std::vector<std::string>& prefixes) {
+                                               const std::vector<std::string>& prefixes) const {
   return translate(lines, prefixes, {});
 }
 
 std::vector<Translation> Translator::translate(const std::vector<std::string>& lines,
                                                const std::vector<std::string>& prefixes,
-                                               const std::vector<std::vector<std::string>>& constraints) {
+                                               const std::vector<std::vector<std::string>>& constraints,
+                                               int64_t first_line) const {
   // The options' own search: validated and sized at construction.
-  return translate_batches(lines, prefixes, constraints, options_.search, max_batch_sentences_);
+  return translate_batches(lines, prefixes, constraints, options_.search, max_batch_sentences_, first_line);
 }
 
 namespace {
@@ -242,24 +243,26 @@ void Translator::check_search(const SearchOptions& search) const {
 std::vector<Translation> Translator::translate(const std::vector<std::string>& lines,
                                                const std::vector<std::string>& prefixes,
                                                const std::vector<std::vector<std::string>>& constraints,
-                                               const SearchOptions& search) {
+                                               const SearchOptions& search) const {
   check_search(search);
   return translate_batches(lines, prefixes, constraints, search,
-                           sentences_that_fit(search.beam, model_->config().model.target_vocab));
+                           sentences_that_fit(search.beam, model_->config().model.target_vocab), 0);
 }
 
-std::vector<Translation> Translator::translate_prepared(std::vector<Translation> prepared, const SearchOptions& search) {
+std::vector<Translation> Translator::translate_prepared(std::vector<Translation> prepared,
+                                                        const SearchOptions& search) const {
   check_search(search);
   bool guided = false;
   for (const auto& t : prepared) guided = guided || !t.constraint_ids.empty();
   if (guided) require_search_taking_constraints(search);
-  return search_prepared(std::move(prepared), search, sentences_that_fit(search.beam, model_->config().model.target_vocab));
+  return search_prepared(std::move(prepared), search, sentences_that_fit(search.beam, model_->config().model.target_vocab), 0);
 }
 
 std::vector<Translation> Translator::translate_batches(const std::vector<std::string>& lines,
                                                        const std::vector<std::string>& prefixes,
                                                        const std::vector<std::vector<std::string>>& constraints,
-                                                       const SearchOptions& search, int64_t max_sentences) {
+                                                       const SearchOptions& search, int64_t max_sentences,
+                                                       int64_t first_line) const {
   if (prefixes.size() != lines.size())
     throw Error(std::to_string(prefixes.size()) + " prefixes for " + std::to_string(lines.size()) + " lines");
   if (!constraints.empty() && constraints.size() != lines.size())
@@ -271,11 +274,11 @@ std::vector<Translation> Translator::translate_batches(const std::vector<std::st
   static const std::vector<std::string> none;
   for (size_t i = 0; i < lines.size(); ++i)
     translations.push_back(prepare(lines[i], prefixes[i], constraints.empty() ? none : constraints[i]));
-  return search_prepared(std::move(translations), search, max_sentences);
+  return search_prepared(std::move(translations), search, max_sentences, first_line);
 }
 
 std::vector<Translation> Translator::search_prepared(std::vector<Translation> translations, const SearchOptions& search,
-                                                     int64_t max_sentences) {
+                                                     int64_t max_sentences, int64_t first_line) const {
   torch::NoGradGuard no_grad;
   std::vector<Translation*> pending;
   for (auto& t : translations)
@@ -288,11 +291,10 @@ std::vector<Translation> Translator::search_prepared(std::vector<Translation> tr
   });
   for (auto& batch : make_search_batches(pending, options_, max_sentences)) {
     std::vector<int64_t> line_numbers;
-    for (const auto* item : batch) line_numbers.push_back(lines_before_ + (item - translations.data()));
+    for (const auto* item : batch) line_numbers.push_back(first_line + (item - translations.data()));
     search_batch(batch, line_numbers, search);
     if (on_lines_done_) on_lines_done_(static_cast<int64_t>(batch.size()));
   }
-  lines_before_ += static_cast<int64_t>(translations.size());
   return translations;
 }
 

@@ -26,13 +26,13 @@ std::string to_line(const nlohmann::json& object) {
 
 class AlignJob {
  public:
-  AlignJob(Translator& translator, const std::string& target_name, const AlignJobOptions& options,
+  AlignJob(const Translator& translator, const std::string& target_name, const AlignJobOptions& options,
            const std::function<void(const std::string&)>& write, const std::function<void(long, const std::string&)>& warn)
       : translator_(translator), model_(translator.model()), target_name_(target_name), options_(options),
         write_(write), warn_(warn) {}
 
   void translate_block(const std::vector<std::string>& sources) {
-    const auto translations = translator_.translate(sources);
+    const auto translations = translator_.translate(sources, std::vector<std::string>(sources.size()), {}, result_.lines);
     for (size_t i = 0; i < sources.size(); ++i) {
       const long line = ++result_.lines;
       const auto& t = translations[i];
@@ -111,7 +111,7 @@ class AlignJob {
     if (result_.html_sentences.size() < options_.html_max) result_.html_sentences.push_back(object);
   }
 
-  Translator& translator_;
+  const Translator& translator_;
   const LoadedModel& model_;  // the translator's
   std::string target_name_;
   const AlignJobOptions& options_;
@@ -122,7 +122,7 @@ class AlignJob {
 
 }  // namespace
 
-AlignJobResult run_align_job(Translator& translator, std::istream& sources, const std::string& source_name,
+AlignJobResult run_align_job(const Translator& translator, std::istream& sources, const std::string& source_name,
                              std::istream* targets, const std::string& target_name, const AlignJobOptions& options,
                              const std::function<void(const std::string&)>& write,
                              const std::function<void(long, const std::string&)>& warn) {

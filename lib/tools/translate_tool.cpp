@@ -216,7 +216,7 @@ int run(int argc, char** argv) {
     if (!stream && !out.quiet) progress.report(translator, "nmt-translate");
     std::ostringstream written;
     auto flush_block = [&] {
-      const auto results = translator.translate(lines, prefixes, constraints);
+      const auto results = translator.translate(lines, prefixes, constraints, line_number);
       for (const auto& t : results) {
         ++line_number;
         if (!t.warning.empty()) {

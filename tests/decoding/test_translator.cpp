@@ -2,6 +2,9 @@
 #include "support/catch.h"
 #include <torch/torch.h>
 
+#include <atomic>
+#include <thread>
+
 #include "nmt/models/checkpoint.h"
 #include "nmt/models/registry.h"
 #include "nmt/decoding/translator.h"
@@ -49,6 +52,76 @@ TEST_CASE("translating a batch equals translating line by line", "[translator]")
       }
     }
   }
+}
+
+TEST_CASE("one Translator translates on two threads at once as on one", "[translator]") {
+  NMT_TEST_DEVICE_OR_SKIP(device);
+  ScratchDir dir;
+  test::make_tiny_task(dir, 100);
+  const std::vector<std::string> first = {"seven hundred two", "one thousand", "eight", "forty-two thousand"};
+  const std::vector<std::string> second = {"three hundred thousand twelve", "nine", "", "ninety-nine", "sixty"};
+  for (const auto& arch : model_family_names()) {
+    DYNAMIC_SECTION(arch) {
+      TranslateOptions options;
+      options.search.beam = 3;
+      options.search.nbest = 2;
+      options.search.max_length_extra = 4;
+      options.batch_tokens = 40;  // several batches per call
+      const Translator translator(set_up_for_inference(test::random_model(dir, arch, 5), Precision::fp32, device), options);
+      const auto expected_first = translator.translate(first), expected_second = translator.translate(second);
+      // Two threads, let go at once, each translating its own lines over and over through
+      // the one const Translator.
+      const auto rounds = 30;
+      std::vector<std::vector<Translation>> got_first, got_second;
+      std::atomic<int> ready{0};
+      const auto run = [&](const std::vector<std::string>& lines, std::vector<std::vector<Translation>>& got) {
+        ready.fetch_add(1);
+        while (ready.load() < 2) std::this_thread::yield();
+        for (int i = 0; i < rounds; ++i) got.push_back(translator.translate(lines));
+      };
+      std::thread one(run, std::cref(first), std::ref(got_first));
+      std::thread two(run, std::cref(second), std::ref(got_second));
+      one.join();
+      two.join();
+      const auto same = [](const std::vector<Translation>& a, const std::vector<Translation>& b) {
+        if (a.size() != b.size()) return false;
+        for (size_t i = 0; i < a.size(); ++i) {
+          if (a[i].texts != b[i].texts || a[i].hypotheses.size() != b[i].hypotheses.size()) return false;
+          for (size_t k = 0; k < a[i].hypotheses.size(); ++k)
+            if (a[i].hypotheses[k].tokens != b[i].hypotheses[k].tokens ||
+                std::abs(a[i].hypotheses[k].score - b[i].hypotheses[k].score) > 1e-5)
+              return false;
+        }
+        return true;
+      };
+      for (int i = 0; i < rounds; ++i) {
+        INFO("round " << i);
+        CHECK(same(got_first[static_cast<size_t>(i)], expected_first));
+        CHECK(same(got_second[static_cast<size_t>(i)], expected_second));
+      }
+    }
+  }
+}
+
+TEST_CASE("samples follow line numbers, not how the input was cut into calls", "[translator][sampling]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir, 100);
+  TranslateOptions options;
+  options.search.strategy = "sample";
+  options.search.nbest = 3;
+  options.search.sampling.seed = 4;
+  options.search.max_length_extra = 4;
+  const Translator translator(set_up_for_inference(test::random_model(dir, "transformer", 5), Precision::fp32, torch::kCPU), options);
+  const std::vector<std::string> lines = {"seven hundred two", "one thousand", "eight", "forty-two thousand"};
+  const auto whole = translator.translate(lines);
+  const std::vector<std::string> tail(lines.begin() + 2, lines.end());
+  const auto cut = translator.translate(tail, std::vector<std::string>(tail.size()), {}, 2);
+  const auto renumbered = translator.translate(tail);
+  for (size_t i = 0; i < tail.size(); ++i) CHECK(cut[i].texts == whole[i + 2].texts);
+  // Numbered from 0 instead, the same lines draw other samples (some of 2 x 3 differ).
+  bool any_differs = false;
+  for (size_t i = 0; i < tail.size(); ++i) any_differs = any_differs || renumbered[i].texts != whole[i + 2].texts;
+  CHECK(any_differs);
 }
 
 TEST_CASE("empty and invalid lines keep their place", "[translator]") {

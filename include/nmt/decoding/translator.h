@@ -59,24 +59,30 @@ class Translator {
   Translator(InferenceModelPtr model, TranslateOptions options);
 
   /// One Translation per line, in input order. Never throws for bad lines; they get a
-  /// warning and an empty result instead.
-  std::vector<Translation> translate(const std::vector<std::string>& lines);
+  /// warning and an empty result instead. Every translate() is const: any number of
+  /// threads may call one Translator at once (each call's work is its own; the model is
+  /// only read).
+  std::vector<Translation> translate(const std::vector<std::string>& lines) const;
   /// The same, every hypothesis of line i starting with prefixes[i] (target text, split by
   /// the model's target tokenizer; "" = none): see SearchOptions::prefixes. A prefix that
   /// is not valid UTF-8 skips its line with a warning. Throws nmt::Error when the counts differ.
-  std::vector<Translation> translate(const std::vector<std::string>& lines, const std::vector<std::string>& prefixes);
+  std::vector<Translation> translate(const std::vector<std::string>& lines, const std::vector<std::string>& prefixes) const;
   /// The same, every hypothesis of line i also containing each phrase of constraints[i]
   /// (target text, split by the target tokenizer; SearchOptions::constraints; beam search
   /// only). A line whose best hypothesis lacks one (the length limit left no room) gets a
   /// warning; one with a guide_problem() is skipped with it. `constraints` empty: none.
+  /// `first_line`: the number of lines[0] in the caller's whole input (lines read before
+  /// this call). Sampling's random streams follow line numbers, so that a line's samples do
+  /// not depend on how the input was cut into calls.
   std::vector<Translation> translate(const std::vector<std::string>& lines, const std::vector<std::string>& prefixes,
-                                     const std::vector<std::vector<std::string>>& constraints);
+                                     const std::vector<std::vector<std::string>>& constraints,
+                                     int64_t first_line = 0) const;
   /// The same with `search` in place of the options' (nmt-serve: each batch has its own
   /// beam, n-best, alpha, attention). Throws nmt::Error for invalid search options, and
   /// for length limits other than the options' (the input limit was decided by them).
   std::vector<Translation> translate(const std::vector<std::string>& lines, const std::vector<std::string>& prefixes,
                                      const std::vector<std::vector<std::string>>& constraints,
-                                     const SearchOptions& search);
+                                     const SearchOptions& search) const;
 
   /// A line as translate() prepares it, checked and encoded once (source, prefix,
   /// constraints; a bad line skipped with its warning, a long one truncated), for
@@ -84,10 +90,11 @@ class Translator {
   Translation prepare(const std::string& line, const std::string& prefix,
                       const std::vector<std::string>& constraints) const;
   /// translate() of lines prepare() made, with `search` as that overload takes it.
-  std::vector<Translation> translate_prepared(std::vector<Translation> prepared, const SearchOptions& search);
+  std::vector<Translation> translate_prepared(std::vector<Translation> prepared, const SearchOptions& search) const;
 
   /// Called after each batch of a translate() call with the number of lines it finished
-  /// (tools print progress from it); none by default.
+  /// (tools print progress from it), on the thread that called translate(); none by
+  /// default. Set before translating, not while another thread translates.
   void on_lines_done(std::function<void(int64_t lines)> observer) { on_lines_done_ = std::move(observer); }
 
   const LoadedModel& model() const { return model_->loaded(); }
@@ -108,17 +115,19 @@ class Translator {
   std::vector<Translation> translate_batches(const std::vector<std::string>& lines,
                                              const std::vector<std::string>& prefixes,
                                              const std::vector<std::vector<std::string>>& constraints,
-                                             const SearchOptions& search, int64_t max_sentences);
-  /// The prepared lines searched in batches of at most `max_sentences`, longest first.
+                                             const SearchOptions& search, int64_t max_sentences,
+                                             int64_t first_line) const;
+  /// The prepared lines searched in batches of at most `max_sentences`, longest first;
+  /// translations[i] is line first_line + i.
   std::vector<Translation> search_prepared(std::vector<Translation> translations, const SearchOptions& search,
-                                           int64_t max_sentences);
+                                           int64_t max_sentences, int64_t first_line) const;
   /// Throws nmt::Error for a per-call search the Translator cannot run (invalid, or length
   /// limits other than its options', by which the input limit was decided).
   void check_search(const SearchOptions& search) const;
-  /// `line_numbers`: each item's line among all lines this Translator was given (sampling's
-  /// random streams follow them, so a line's samples do not depend on the batching).
+  /// `line_numbers`: each item's line in the caller's input (sampling's random streams
+  /// follow them, so a line's samples do not depend on the batching).
   void search_batch(std::vector<Translation*>& batch, const std::vector<int64_t>& line_numbers,
-                    const SearchOptions& search);
+                    const SearchOptions& search) const;
   /// The guide's token ids into `t` (blank ones dropped); false, with t's warning, when a
   /// prefix or phrase is not valid UTF-8.
   bool encode_guide(const std::string& prefix, const std::vector<std::string>& constraints, Translation& t) const;
@@ -126,7 +135,6 @@ class Translator {
   InferenceModelPtr model_;
   TranslateOptions options_;
   int64_t input_limit_ = 0;
-  int64_t lines_before_ = 0;  // lines given to earlier translate() calls
   int64_t max_batch_sentences_ = 0;  // what the machine's memory holds at this beam size
   std::function<void(int64_t)> on_lines_done_;
 };

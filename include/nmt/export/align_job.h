@@ -33,7 +33,7 @@ struct AlignJobResult {
 /// translate, else the references to force-decode (`target_name` names them in messages). `write` gets each JSON line (with its newline); `warn` each
 /// problem line (line number, text). Throws nmt::Error when the references and the
 /// sources have different line counts (after the lines both have were written).
-AlignJobResult run_align_job(Translator& translator, std::istream& sources, const std::string& source_name,
+AlignJobResult run_align_job(const Translator& translator, std::istream& sources, const std::string& source_name,
                              std::istream* targets, const std::string& target_name, const AlignJobOptions& options,
                              const std::function<void(const std::string&)>& write,
                              const std::function<void(long, const std::string&)>& warn);
