@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the dependency direction between the library's subsystems (docs/ARCHITECTURE.md):
 # a file in lib/S/ or include/nmt/S/ may include "nmt/T/..." only where T is S itself or a
-# layer S may use. Prints every violation as FILE:LINE and exits 1 if there is one.
+# layer S may use. Prints every violation as FILE:LINE and exits 1 if there is one. Also checks
+# that every file docs/ARCHITECTURE.md names exists.
 # Usage: scripts/check-layers.sh [SOURCE_DIR]
 set -euo pipefail
 cd "${1:-$(dirname "$0")/..}"
@@ -43,5 +44,38 @@ done
 # No header may sit loose in include/nmt/: each belongs to a layer.
 loose=$(find include/nmt -maxdepth 1 -type f)
 [ -z "$loose" ] || { echo "headers outside a layer folder: $loose" >&2; status=1; }
-[ $status -eq 0 ] && echo "layers ok: ${!may_use[*]}"
+# The table of layers in docs/ARCHITECTURE.md says what each may use: the same as above.
+while IFS= read -r row; do
+  layer=$(sed -E 's/^\| `([a-z_]+)\/`.*/\1/' <<<"$row")
+  documented=$(sed -E 's/.*\| ([^|]*) \|$/\1/' <<<"$row" | tr -d ',—' | xargs -n1 | sort | xargs)
+  [[ -v "may_use[$layer]" ]] || { echo "docs/ARCHITECTURE.md: layer $layer is not in $0" >&2; status=1; continue; }
+  expected=$(xargs -n1 <<<"${may_use[$layer]}" | sort | xargs)
+  [ "$documented" = "$expected" ] ||
+    { echo "docs/ARCHITECTURE.md: $layer may use \"$documented\", $0 says \"$expected\"" >&2; status=1; }
+done < <(grep -E '^\| `[a-z_]+/` \|' docs/ARCHITECTURE.md)
+# Every file and folder docs/ARCHITECTURE.md names (in backticks) exists, so the map cannot
+# drift from the tree: a path from the root or from a layer folder (include/nmt/, lib/), a
+# module named without its extension (.h or .cpp), a folder, or a bare file name anywhere in
+# the sources; a header CMake generates (configure_file) counts as there.
+exists_in_tree() {
+  local name=$1 base
+  if [[ "$name" == */ ]]; then
+    [ -n "$(find include lib tests -type d -name "$(basename "$name")" -print -quit)" ]
+    return
+  fi
+  if [[ "$name" != */* ]]; then
+    [ -n "$(find include lib apps tests scripts bench docs configs -name "$name" -print -quit)" ] ||
+      grep -q "configure_file(.*/$name" CMakeLists.txt
+    return
+  fi
+  for base in "" include/nmt/ lib/ tests/; do
+    for suffix in "" .h .cpp; do [ -e "$base$name$suffix" ] && return 0; done
+  done
+  return 1
+}
+while read -r name; do
+  exists_in_tree "$name" || { echo "docs/ARCHITECTURE.md names $name, which is not in the tree" >&2; status=1; }
+done < <(grep -oE '`[A-Za-z0-9_./-]+\.(h|cpp|sh|md|json|js|py)`|`[a-z_]+/[A-Za-z0-9_./-]*`' docs/ARCHITECTURE.md |
+         tr -d '`' | sort -u)
+[ $status -eq 0 ] && echo "layers ok: ${!may_use[*]}; every file docs/ARCHITECTURE.md names exists"
 exit $status
