@@ -1,5 +1,7 @@
 #include "nmt/base/cpu_features.h"
 
+#include <algorithm>
+
 #include <ATen/Context.h>
 
 #include <cstdlib>
@@ -91,6 +93,8 @@ IsaLevel isa_level() {
   const auto& f = cpu_features();
   return f.avx512 ? IsaLevel::avx512 : f.avx2 ? IsaLevel::avx2 : IsaLevel::baseline;
 }
+
+IsaLevel dispatch_level(IsaLevel widest) { return std::min(widest, isa_level()); }
 
 std::string describe_cpu_features() {
   const auto& f = cpu_features();

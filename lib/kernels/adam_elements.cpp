@@ -33,6 +33,9 @@ inline __attribute__((always_inline)) void adam_elements_body(float* __restrict_
   }
 }
 NMT_ISA_VERSIONS(adam_elements_versions, adam_elements_body)
+NMT_KERNEL_TABLE_ENTRY("Adam elements",
+                       "torch::optim::Adam's step (amsgrad, or a parameter that is not dense fp32 on the CPU)",
+                       adam_elements_versions_widest)
 
 }  // namespace
 

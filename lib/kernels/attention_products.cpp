@@ -76,6 +76,8 @@ inline __attribute__((always_inline)) void weighted_slice(const WeightedSlice& s
 // Heads of 64 (sums in registers) and any width, chosen by the head width of the call.
 NMT_ISA_VERSIONS(weighted_slice_64, weighted_slice<64>)
 NMT_ISA_VERSIONS(weighted_slice_any, weighted_slice<0>)
+NMT_KERNEL_TABLE_ENTRY("attention products", "torch::matmul (a model not computing in fp32 on the CPU)",
+                       slice_dots_widest, weighted_slice_64_widest, weighted_slice_any_widest)
 
 // Rows of dk floats one apart: what the kernels read a [B, H, T, dk] tensor as.
 torch::Tensor with_unit_last_stride(const torch::Tensor& t) { return t.stride(3) == 1 ? t : t.contiguous(); }

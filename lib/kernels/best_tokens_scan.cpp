@@ -70,6 +70,8 @@ inline __attribute__((always_inline)) float scan_row_body(const float* x, int64_
   return max;
 }
 NMT_ISA_VERSIONS(scan_row, scan_row_body)
+NMT_KERNEL_TABLE_ENTRY("best tokens", "LibTorch's log_softmax and topk (a search over a model not on the CPU)",
+                       scan_row_widest)
 
 // A row with one token allowed: that token, the rest -inf.
 void only_token(const float* x, int64_t token, const ForbiddenTokens& forbidden, int64_t row, Leaders& leaders) {

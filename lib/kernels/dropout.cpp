@@ -77,6 +77,8 @@ inline __attribute__((always_inline)) void masked_scale_body(const float* grad, 
   for (int64_t i = begin; i < end; ++i) out[i] = keep_or_zero(grad[i] * scale, mask[i]);
 }
 NMT_ISA_VERSIONS(masked_scale, masked_scale_body)
+NMT_KERNEL_TABLE_ENTRY("dropout mask", "LibTorch's dropout (a model not computing in fp32 on the CPU)",
+                       drop_block_widest, masked_scale_widest)
 
 uint64_t draw_seed() {
   auto generator = at::detail::getDefaultCPUGenerator();

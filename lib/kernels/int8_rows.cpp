@@ -57,6 +57,10 @@ inline __attribute__((always_inline)) void dequantize_in_place_body(float* sums,
   }
 }
 NMT_ISA_VERSIONS(dequantize_in_place_versions, dequantize_in_place_body)
+NMT_KERNEL_TABLE_ENTRY("int8 input quantization", "none: int8 inference needs it and oneDNN's int8 GEMM",
+                       quantize_rows_widest)
+NMT_KERNEL_TABLE_ENTRY("int8 dequantization", "none: int8 inference needs it and oneDNN's int8 GEMM",
+                       dequantize_in_place_versions_widest)
 
 }  // namespace
 

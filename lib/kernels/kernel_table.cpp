@@ -5,40 +5,27 @@
 namespace nmt {
 namespace {
 
-// The widest version each kernel file compiles: NMT_ISA_VERSIONS reaches AVX-512,
-// NMT_ISA_VERSIONS_TO_AVX2 stops at AVX2 (kernels/isa_versions.h). Elsewhere than on
-// x86-64 with GCC each loop is compiled once, the baseline.
-#if defined(__x86_64__) && defined(__GNUC__)
-constexpr IsaLevel kAllVersions = IsaLevel::avx512;
-constexpr IsaLevel kToAvx2 = IsaLevel::avx2;
-#else
-constexpr IsaLevel kAllVersions = IsaLevel::baseline;
-constexpr IsaLevel kToAvx2 = IsaLevel::baseline;
-#endif
-
 struct Operation {
-  const char* name;
+  std::string name;
   IsaLevel widest;
-  const char* fallback;
+  std::string fallback;
 };
 
-// The operations of lib/kernels/ and where their callers take another way.
-constexpr Operation kOperations[] = {
-    {"vector max and sum", kAllVersions, "none: the CPU paths of the loss and the searches always run it"},
-    {"vector exp sum", kAllVersions, "none: the CPU paths of the loss, the searches and attention always run it"},
-    {"int8 input quantization", kAllVersions, "none: int8 inference needs it and oneDNN's int8 GEMM"},
-    {"int8 dequantization", kAllVersions, "none: int8 inference needs it and oneDNN's int8 GEMM"},
-    {"dropout mask", kAllVersions, "LibTorch's dropout (a model not computing in fp32 on the CPU)"},
-    {"attention products", kAllVersions, "torch::matmul (a model not computing in fp32 on the CPU)"},
-    {"single-query attention", kToAvx2,
-     "the attention products after gathering the rows (every call but one query position per row without a gradient)"},
-    {"best tokens", kAllVersions, "LibTorch's log_softmax and topk (a search over a model not on the CPU)"},
-    {"smoothed cross-entropy", kAllVersions, "LibTorch's log_softmax, gather and sums (a run not on the CPU)"},
-    {"Adam elements", kAllVersions,
-     "torch::optim::Adam's step (amsgrad, or a parameter that is not dense fp32 on the CPU)"},
-};
+// Filled at load by the kernel files' registrations (static objects), read after main starts.
+std::vector<Operation>& registered_operations() {
+  static std::vector<Operation> operations;
+  return operations;
+}
 
 }  // namespace
+
+KernelRegistration::KernelRegistration(const char* operation, const char* fallback,
+                                       std::initializer_list<IsaLevel> families) {
+  auto& operations = registered_operations();
+  operations.push_back({operation, std::min(families), fallback});
+  std::sort(operations.begin(), operations.end(),
+            [](const Operation& a, const Operation& b) { return a.name < b.name; });
+}
 
 std::string isa_level_name(IsaLevel level) {
   switch (level) {
@@ -51,8 +38,8 @@ std::string isa_level_name(IsaLevel level) {
 
 std::vector<KernelEntry> kernel_table() {
   std::vector<KernelEntry> table;
-  for (const auto& operation : kOperations)
-    table.push_back({operation.name, operation.widest, std::min(operation.widest, isa_level()), operation.fallback});
+  for (const auto& operation : registered_operations())
+    table.push_back({operation.name, operation.widest, dispatch_level(operation.widest), operation.fallback});
   return table;
 }
 
@@ -66,8 +53,8 @@ std::vector<std::string> describe_kernel_table() {
 std::vector<std::string> describe_kernel_table(const c10::Device& device) {
   if (device.is_cpu()) return describe_kernel_table();
   std::vector<std::string> lines;
-  for (const auto& operation : kOperations)
-    lines.push_back(std::string(operation.name) + ": not on " + device.str() +
+  for (const auto& operation : registered_operations())
+    lines.push_back(operation.name + ": not on " + device.str() +
                     ", LibTorch's own operations there (the kernel reads CPU memory)");
   return lines;
 }

@@ -89,6 +89,10 @@ inline __attribute__((always_inline)) void attend(const float* q, const View4& k
 // no FMA, so results are bit-identical to the baseline build's.
 NMT_ISA_VERSIONS_TO_AVX2(attend_one_64, attend<64>)
 NMT_ISA_VERSIONS_TO_AVX2(attend_one, attend<0>)
+NMT_KERNEL_TABLE_ENTRY("single-query attention",
+                       "the attention products after gathering the rows (every call but one query position per row "
+                       "without a gradient)",
+                       attend_one_64_widest, attend_one_widest)
 
 }  // namespace
 

@@ -24,6 +24,8 @@ inline __attribute__((always_inline)) void softmax_gradient_body(const float* z,
   for (int64_t j = 0; j < n; ++j) grad[j] = weight * exp_approx(z[j] - lse) - uniform;
 }
 NMT_ISA_VERSIONS(softmax_gradient, softmax_gradient_body)
+NMT_KERNEL_TABLE_ENTRY("smoothed cross-entropy", "LibTorch's log_softmax, gather and sums (a run not on the CPU)",
+                       softmax_gradient_widest)
 
 struct Rows {
   torch::Tensor logits;  ///< [N, V] contiguous

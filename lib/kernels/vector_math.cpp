@@ -48,6 +48,10 @@ inline __attribute__((always_inline)) float shifted_exp_sum(Values z, int64_t n,
 
 NMT_ISA_VERSIONS(sum_exp_versions, shifted_exp_sum<false>)
 NMT_ISA_VERSIONS(exp_in_place_versions, shifted_exp_sum<true>)
+NMT_KERNEL_TABLE_ENTRY("vector max and sum", "none: the CPU paths of the loss and the searches always run it",
+                       max_and_sum_versions_widest)
+NMT_KERNEL_TABLE_ENTRY("vector exp sum", "none: the CPU paths of the loss, the searches and attention always run it",
+                       sum_exp_versions_widest, exp_in_place_versions_widest)
 
 }  // namespace
 

@@ -28,12 +28,15 @@ enum class IsaLevel { baseline, avx2, avx512 };
 /// under NMT_CPU_ISA=baseline the baseline code.
 IsaLevel isa_level();
 
-/// The version for isa_level(), or the highest one below it that was compiled.
+/// The version that runs of a loop compiled up to `widest`: isa_level(), or `widest` below it.
+IsaLevel dispatch_level(IsaLevel widest);
+
+/// The version for dispatch_level() (avx512 null: compiled up to AVX2 only).
 template <typename Function>
 Function choose_version(Function avx512, Function avx2, Function baseline) {
-  switch (isa_level()) {
+  switch (dispatch_level(avx512 ? IsaLevel::avx512 : IsaLevel::avx2)) {
     case IsaLevel::avx512:
-      return avx512 ? avx512 : avx2;
+      return avx512;
     case IsaLevel::avx2:
       return avx2;
     case IsaLevel::baseline:

@@ -1,10 +1,13 @@
 #pragma once
 // Every operation the project computes with its own loops, in one table: which version of
-// the loop runs in this process (the widest one compiled that isa_level() allows, so
-// NMT_CPU_ISA counts) and what runs instead where the kernel does not apply. --verbose
-// prints it (models/compute_description.h).
+// the loop runs in this process (dispatch_level() of the widest one compiled: what the
+// dispatch itself picks, so NMT_CPU_ISA counts) and what runs instead where the kernel does
+// not apply. Each kernel file puts its operations in it (NMT_KERNEL_TABLE_ENTRY in
+// isa_versions.h, from its dispatch families' own levels); --verbose prints it
+// (models/compute_description.h).
 #include <c10/core/Device.h>
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -19,7 +22,13 @@ struct KernelEntry {
   std::string fallback;   ///< what computes the operation where the kernel does not apply
 };
 
-/// One entry per operation of lib/kernels/, in a fixed order.
+/// Registers an operation (NMT_KERNEL_TABLE_ENTRY): `families` are the widest levels of the
+/// dispatch families it runs through. An operation registered twice is an error at load.
+struct KernelRegistration {
+  KernelRegistration(const char* operation, const char* fallback, std::initializer_list<IsaLevel> families);
+};
+
+/// One entry per operation of lib/kernels/, by name.
 std::vector<KernelEntry> kernel_table();
 
 /// "avx512", "avx2", "baseline".
