@@ -44,6 +44,14 @@ done
 # No header may sit loose in include/nmt/: each belongs to a layer.
 loose=$(find include/nmt -maxdepth 1 -type f)
 [ -z "$loose" ] || { echo "headers outside a layer folder: $loose" >&2; status=1; }
+# include/nmt/ holds what other folders, the apps and the tests include; a header only its
+# own lib/ folder includes is private and sits there.
+includes=$(grep -roE '#include "nmt/[a-z0-9_/]+\.h"' lib include apps tests | sed -E 's/:#include "(.*)"$/ \1/')
+while read -r header; do
+  layer=$(cut -d/ -f2 <<<"$header")
+  awk -v h="$header" -v own="lib/$layer/" '$2 == h && index($1, own) != 1 { found = 1 } END { exit !found }' \
+    <<<"$includes" || { echo "include/$header: only lib/$layer/ includes it; make it private there" >&2; status=1; }
+done < <(cd include && find nmt -name '*.h' | sort)
 # The table of layers in docs/ARCHITECTURE.md says what each may use: the same as above.
 while IFS= read -r row; do
   layer=$(sed -E 's/^\| `([a-z_]+)\/`.*/\1/' <<<"$row")

@@ -10,9 +10,10 @@
 
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/error.h"
-#include "nmt/export/named_weights.h"
 #include "nmt/models/transformer/transformer.h"
 #include "nmt/text/tokenizer.h"
+
+#include "named_weights.h"
 
 namespace nmt {
 

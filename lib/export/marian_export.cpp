@@ -10,10 +10,11 @@
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/error.h"
 #include "nmt/export/marian_npz.h"
-#include "nmt/export/marian_weights.h"
-#include "nmt/export/named_weights.h"
 #include "nmt/models/transformer/transformer.h"
 #include "nmt/text/tokenizer.h"
+
+#include "marian_weights.h"
+#include "named_weights.h"
 
 namespace nmt {
 

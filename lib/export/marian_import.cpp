@@ -15,10 +15,11 @@
 #include "nmt/export/marian_export.h"
 #include "nmt/export/marian_format.h"
 #include "nmt/export/marian_npz.h"
-#include "nmt/export/marian_weights.h"
 #include "nmt/models/registry.h"
 #include "nmt/text/sentencepiece_ids.h"
 #include "nmt/text/tokenizer.h"
+
+#include "marian_weights.h"
 
 namespace nmt {
 

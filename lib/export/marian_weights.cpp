@@ -1,4 +1,4 @@
-#include "nmt/export/marian_weights.h"
+#include "marian_weights.h"
 
 #include "nmt/models/transformer/transformer_layers.h"
 

@@ -1,4 +1,4 @@
-#include "nmt/export/named_weights.h"
+#include "named_weights.h"
 
 #include <torch/torch.h>
 

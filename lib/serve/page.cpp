@@ -1,4 +1,4 @@
-#include "nmt/serve/page.h"
+#include "page.h"
 
 #include "nmt/export/heatmap_assets.h"
 

@@ -1,4 +1,4 @@
-#include "nmt/serve/responses.h"
+#include "responses.h"
 
 namespace nmt::serve {
 namespace {

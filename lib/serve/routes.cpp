@@ -1,7 +1,7 @@
 #include "nmt/serve/routes.h"
 
-#include "nmt/serve/page.h"
-#include "nmt/serve/responses.h"
+#include "page.h"
+#include "responses.h"
 
 namespace nmt::serve {
 namespace {

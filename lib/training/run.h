@@ -24,10 +24,10 @@
 #include "nmt/text/batching.h"
 #include "nmt/training/training_schedule.h"
 #include "nmt/training/trainer.h"
-#include "nmt/training/training_log.h"
 #include "nmt/training/validation.h"
 #include "overlapped_sum.h"
 #include "stop_signals.h"
+#include "training_log.h"
 
 namespace nmt::training_run {
 

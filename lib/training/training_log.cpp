@@ -1,4 +1,4 @@
-#include "nmt/training/training_log.h"
+#include "training_log.h"
 
 #include <cmath>
 #include <cstdio>
