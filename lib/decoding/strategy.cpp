@@ -1,6 +1,7 @@
 #include "nmt/decoding/strategy.h"
 
 #include "nmt/base/error.h"
+#include "nmt/base/named_registry.h"
 
 namespace nmt {
 namespace {
@@ -25,22 +26,12 @@ const std::vector<SearchStrategy>& search_strategies() {
 }
 
 const SearchStrategy& find_search_strategy(const std::string& name) {
-  for (const auto& strategy : search_strategies())
-    if (strategy.name == name) return strategy;
-  throw Error("unknown search strategy \"" + name + "\" (expected " + search_strategy_list() + ")");
+  return find_registered(search_strategies(), name, "unknown search strategy \"" + name + "\"");
 }
 
-std::vector<std::string> search_strategy_names() {
-  std::vector<std::string> names;
-  for (const auto& strategy : search_strategies()) names.push_back(strategy.name);
-  return names;
-}
+std::vector<std::string> search_strategy_names() { return registered_names(search_strategies()); }
 
-std::string search_strategy_list() {
-  std::string list;
-  for (const auto& name : search_strategy_names()) list += (list.empty() ? "" : ", ") + name;
-  return list;
-}
+std::string search_strategy_list() { return registered_name_list(search_strategies()); }
 
 const SearchStrategy& strategy_for(const SearchOptions& options) {
   // Beam 1 is greedy search by default: the same argmax path, without beam bookkeeping.

@@ -2,6 +2,7 @@
 #include <stdexcept>
 
 #include "nmt/base/error.h"
+#include "nmt/base/named_registry.h"
 #include "nmt/eval/metric.h"
 #include "nmt/eval/metrics.h"
 
@@ -37,16 +38,10 @@ const std::vector<Metric>& metrics() {
 }
 
 const Metric& find_metric(const std::string& name) {
-  for (const auto& metric : metrics())
-    if (metric.name == name) return metric;
-  throw Error("unknown metric \"" + name + "\" (expected " + metric_list() + ")");
+  return find_registered(metrics(), name, "unknown metric \"" + name + "\"");
 }
 
-std::string metric_list() {
-  std::string list;
-  for (const auto& metric : metrics()) list += (list.empty() ? "" : ", ") + metric.name;
-  return list;
-}
+std::string metric_list() { return registered_name_list(metrics()); }
 
 double exact_match_rate(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references) {
   if (hypotheses.size() != references.size())

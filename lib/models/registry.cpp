@@ -1,6 +1,7 @@
 #include "nmt/models/registry.h"
 
 #include "nmt/base/error.h"
+#include "nmt/base/named_registry.h"
 #include "nmt/models/rnn/attention_seq2seq.h"
 #include "nmt/models/rnn/gru_seq2seq.h"
 #include "nmt/models/transformer/transformer.h"
@@ -17,22 +18,12 @@ const std::vector<ModelFamily>& model_families() {
 }
 
 const ModelFamily& find_model_family(const std::string& name) {
-  for (const auto& family : model_families())
-    if (family.name == name) return family;
-  throw Error("model.arch \"" + name + "\" is not a model family (registered: " + model_family_list() + ")");
+  return find_registered(model_families(), name, "model.arch \"" + name + "\" is not a model family");
 }
 
-std::vector<std::string> model_family_names() {
-  std::vector<std::string> names;
-  for (const auto& family : model_families()) names.push_back(family.name);
-  return names;
-}
+std::vector<std::string> model_family_names() { return registered_names(model_families()); }
 
-std::string model_family_list() {
-  std::string list;
-  for (const auto& name : model_family_names()) list += (list.empty() ? "" : ", ") + name;
-  return list;
-}
+std::string model_family_list() { return registered_name_list(model_families()); }
 
 void validate_model_config(const ModelConfig& config) { find_model_family(config.arch).validate(config); }
 

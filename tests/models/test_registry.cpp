@@ -18,7 +18,7 @@ TEST_CASE("an unknown family is refused with the registered names", "[registry]"
   config.arch = "lstm";
   config.source_vocab = config.target_vocab = 10;
   CHECK_THROWS_WITH(build_model(config),
-                    HasSubstring("\"lstm\" is not a model family (registered: gru, attention, transformer)"));
+                    HasSubstring("\"lstm\" is not a model family (expected gru, attention, transformer)"));
   CHECK_THROWS_AS(validate_model_config(config), Error);
 }
 

@@ -21,7 +21,7 @@ TEST_CASE("train.metric must be loss or a registered metric", "[config]") {
 TEST_CASE("the check covers the family and the ranges", "[config]") {
   Config config;
   config.model.arch = "rnn";
-  CHECK_THROWS_WITH(check_config(config), HasSubstring("registered: gru, attention, transformer"));
+  CHECK_THROWS_WITH(check_config(config), HasSubstring("expected gru, attention, transformer"));
   config.model.arch = "transformer";
   config.model.transformer.d_model = 0;
   CHECK_THROWS_WITH(check_config(config), HasSubstring("d_model"));

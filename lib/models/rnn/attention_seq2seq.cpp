@@ -42,14 +42,7 @@ AttentionSeq2Seq::AttentionSeq2Seq(const ModelConfig& config) : config_(config) 
   dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
 }
 
-EncoderOutput AttentionSeq2Seq::encode(const torch::Tensor& source) {
-  auto encoded = encoder_(source);
-  EncoderOutput output;
-  output.memory = encoded.states;
-  output.source_mask = padding_mask(source);
-  output.final_states = encoded.final;
-  return output;
-}
+EncoderOutput AttentionSeq2Seq::encode(const torch::Tensor& source) { return encoder_->encode(source); }
 
 void AttentionState::reorder(const torch::Tensor& index) {
   hidden = hidden.index_select(0, index);

@@ -28,14 +28,7 @@ GruSeq2Seq::GruSeq2Seq(const ModelConfig& config) : config_(config) {
   dropout_ = register_module("dropout", torch::nn::Dropout(config.dropout));
 }
 
-EncoderOutput GruSeq2Seq::encode(const torch::Tensor& source) {
-  auto encoded = encoder_(source);
-  EncoderOutput output;
-  output.memory = encoded.states;
-  output.source_mask = padding_mask(source);
-  output.final_states = encoded.final;
-  return output;
-}
+EncoderOutput GruSeq2Seq::encode(const torch::Tensor& source) { return encoder_->encode(source); }
 
 torch::Tensor GruSeq2Seq::initial_hidden(const torch::Tensor& context) {
   // [B, L*H] -> [L, B, H]

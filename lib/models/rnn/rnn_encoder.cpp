@@ -41,4 +41,13 @@ RnnEncoderOutput RnnEncoderImpl::forward(const torch::Tensor& source) {
   return {states, final};
 }
 
+EncoderOutput RnnEncoderImpl::encode(const torch::Tensor& source) {
+  auto encoded = forward(source);
+  EncoderOutput output;
+  output.memory = encoded.states;
+  output.source_mask = padding_mask(source);
+  output.final_states = encoded.final;
+  return output;
+}
+
 }  // namespace nmt

@@ -5,6 +5,7 @@
 #include <torch/nn/modules/dropout.h>
 
 #include "nmt/base/config.h"
+#include "nmt/models/model.h"
 
 namespace nmt {
 
@@ -22,6 +23,9 @@ class RnnEncoderImpl : public torch::nn::Module {
                  bool bidirectional, double dropout);
   /// Shape: source [B, S] int64 (0 = pad) -> states [B, S, dirs*hidden], final [B, dirs*hidden].
   RnnEncoderOutput forward(const torch::Tensor& source);
+  /// forward() as the model interface's EncoderOutput (both RNN families' encode()): memory =
+  /// states, the source's padding mask, final_states = final.
+  EncoderOutput encode(const torch::Tensor& source);
 
  private:
   torch::nn::Embedding embedding_{nullptr};
