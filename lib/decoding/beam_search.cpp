@@ -384,10 +384,10 @@ class BeamSearch {
 }  // namespace
 
 std::vector<std::vector<Hypothesis>> beam_search(Seq2SeqModel& model, const torch::Tensor& source,
-                                                 const SearchOptions& options) {
+                                                 const SearchOptions& options, const SearchGuides& guides) {
   options.validate();
   torch::NoGradGuard no_grad;
-  const auto sources = search_detail::describe_source(source, options);
+  const auto sources = search_detail::describe_source(source, options, guides);
   return BeamSearch(model, source, options, sources).run();
 }
 

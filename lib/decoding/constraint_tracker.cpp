@@ -6,9 +6,9 @@
 namespace nmt::search_detail {
 
 ConstraintTracker::ConstraintTracker(std::vector<std::vector<int>> phrases) : phrases_(std::move(phrases)) {
-  static_assert(SearchOptions::kMaxConstraints <= 64, "one bit of all_ per phrase");
-  if (phrases_.size() > SearchOptions::kMaxConstraints)
-    throw Error("search: at most " + std::to_string(SearchOptions::kMaxConstraints) + " constraints per sentence, got " +
+  static_assert(SearchGuides::kMaxConstraints <= 64, "one bit of all_ per phrase");
+  if (phrases_.size() > SearchGuides::kMaxConstraints)
+    throw Error("search: at most " + std::to_string(SearchGuides::kMaxConstraints) + " constraints per sentence, got " +
                 std::to_string(phrases_.size()));
   for (size_t c = 0; c < phrases_.size(); ++c) {
     if (phrases_[c].empty()) throw Error("search: an empty constraint");

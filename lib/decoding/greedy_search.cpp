@@ -16,10 +16,10 @@ namespace nmt {
 namespace search_detail {
 
 std::vector<Hypothesis> single_path_search(Seq2SeqModel& model, const torch::Tensor& source,
-                                           const SearchOptions& options, std::vector<int64_t> streams,
-                                           const ChooseTokens& choose) {
+                                           const SearchOptions& options, const SearchGuides& guides,
+                                           std::vector<int64_t> streams, const ChooseTokens& choose) {
   options.validate();
-  const auto sources = describe_source(source, options);
+  const auto sources = describe_source(source, options, guides);
   torch::NoGradGuard no_grad;
   const auto device = source.device();
   const int64_t batch = source.size(0);
@@ -72,14 +72,14 @@ std::vector<Hypothesis> single_path_search(Seq2SeqModel& model, const torch::Ten
 }  // namespace search_detail
 
 std::vector<Hypothesis> greedy_search(Seq2SeqModel& model, const torch::Tensor& source,
-                                      const SearchOptions& options) {
+                                      const SearchOptions& options, const SearchGuides& guides) {
   const KernelChoice kernel = best_tokens_kernel_for(source.device());  // once, for the model's device
   auto argmax = [kernel](const NextTokenScores& scores, const ForbiddenTokens& forbidden,
                          const std::vector<int64_t>&, int64_t) {
     auto best = best_tokens(scores, 1, forbidden, kernel);
     return search_detail::RowChoice{std::move(best.tokens), std::move(best.log_probs)};
   };
-  return search_detail::single_path_search(model, source, options, {}, argmax);
+  return search_detail::single_path_search(model, source, options, guides, {}, argmax);
 }
 
 }  // namespace nmt

@@ -73,23 +73,22 @@ class TokenSampler {
 }  // namespace
 
 std::vector<std::vector<Hypothesis>> sampling_search(Seq2SeqModel& model, const torch::Tensor& source,
-                                                     const SearchOptions& options) {
+                                                     const SearchOptions& options, const SearchGuides& guides) {
   options.validate();
-  search_detail::describe_source(source, options);  // the shape checks, before indexing
+  search_detail::describe_source(source, options, guides);  // the shape checks, before indexing
   const int64_t lines = source.size(0), samples = options.nbest;
-  if (!options.line_numbers.empty() && static_cast<int64_t>(options.line_numbers.size()) != lines)
-    throw Error("sampling: " + std::to_string(options.line_numbers.size()) + " line numbers for " +
+  if (!guides.line_numbers.empty() && static_cast<int64_t>(guides.line_numbers.size()) != lines)
+    throw Error("sampling: " + std::to_string(guides.line_numbers.size()) + " line numbers for " +
                 std::to_string(lines) + " source rows");
   std::vector<int64_t> streams;
   for (int64_t b = 0; b < lines; ++b) {
-    const int64_t line = options.line_numbers.empty() ? b : options.line_numbers[static_cast<size_t>(b)];
+    const int64_t line = guides.line_numbers.empty() ? b : guides.line_numbers[static_cast<size_t>(b)];
     for (int64_t k = 0; k < samples; ++k) streams.push_back(random_stream(options.sampling.seed, line, k));
   }
   const auto rows = samples == 1 ? source : source.repeat_interleave(samples, 0);
-  auto row_options = options;  // the prefixes follow their rows
-  row_options.prefixes.clear();
-  for (const auto& prefix : options.prefixes) row_options.prefixes.insert(row_options.prefixes.end(), samples, prefix);
-  auto drawn = search_detail::single_path_search(model, rows, row_options, streams, TokenSampler(options.sampling));
+  SearchGuides row_guides;  // the prefixes follow their rows
+  for (const auto& prefix : guides.prefixes) row_guides.prefixes.insert(row_guides.prefixes.end(), samples, prefix);
+  auto drawn = search_detail::single_path_search(model, rows, options, row_guides, streams, TokenSampler(options.sampling));
   std::vector<std::vector<Hypothesis>> results(static_cast<size_t>(lines));
   for (int64_t b = 0; b < lines; ++b) {
     auto& line = results[static_cast<size_t>(b)];

@@ -53,31 +53,32 @@ int64_t max_target_length(int64_t source_length, const SearchOptions& options) {
 
 namespace search_detail {
 
-std::vector<SourceInfo> describe_source(const torch::Tensor& source, const SearchOptions& options) {
+std::vector<SourceInfo> describe_source(const torch::Tensor& source, const SearchOptions& options,
+                                        const SearchGuides& guides) {
   if (!source.defined() || source.dim() != 2 || source.size(0) < 1 || source.size(1) < 1)
     throw Error("search: source must be a non-empty [B, S] tensor");
   if (source.scalar_type() != torch::kLong) throw Error("search: source must be int64");
   const auto positions = to_int64_vector(source.ne(SpecialIds::kPad).sum(1));
-  if (!options.prefixes.empty() && options.prefixes.size() != positions.size())
-    throw Error("search: " + std::to_string(options.prefixes.size()) + " prefixes for " +
+  if (!guides.prefixes.empty() && guides.prefixes.size() != positions.size())
+    throw Error("search: " + std::to_string(guides.prefixes.size()) + " prefixes for " +
                 std::to_string(positions.size()) + " source rows");
-  if (!options.constraints.empty() && options.constraints.size() != positions.size())
-    throw Error("search: constraints for " + std::to_string(options.constraints.size()) + " lines, but " +
+  if (!guides.constraints.empty() && guides.constraints.size() != positions.size())
+    throw Error("search: constraints for " + std::to_string(guides.constraints.size()) + " lines, but " +
                 std::to_string(positions.size()) + " source rows");
   std::vector<SourceInfo> info(positions.size());
   for (size_t b = 0; b < info.size(); ++b) {
     info[b].positions = positions[b];
     // The source length excludes its eos.
     info[b].max_length = max_target_length(std::max<int64_t>(positions[b] - 1, 0), options);
-    if (!options.constraints.empty()) {
-      info[b].constraints = options.constraints[b];
+    if (!guides.constraints.empty()) {
+      info[b].constraints = guides.constraints[b];
       for (const auto& phrase : info[b].constraints)
         for (const int token : phrase)
           if (token < 0 || token == SpecialIds::kPad || token == SpecialIds::kBos || token == SpecialIds::kEos)
             throw Error("search: a constraint holds the special token " + std::to_string(token));
     }
-    if (options.prefixes.empty()) continue;
-    info[b].prefix = options.prefixes[b];
+    if (guides.prefixes.empty()) continue;
+    info[b].prefix = guides.prefixes[b];
     for (const int token : info[b].prefix)
       if (token < 0 || token == SpecialIds::kPad || token == SpecialIds::kBos || token == SpecialIds::kEos)
         throw Error("search: a prefix holds the special token " + std::to_string(token));

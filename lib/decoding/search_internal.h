@@ -16,12 +16,13 @@ namespace nmt::search_detail {
 struct SourceInfo {
   int64_t positions = 0;   // real (non-pad) positions, eos included: attention is trimmed to these
   int64_t max_length = 0;  // target tokens allowed, eos excluded
-  std::vector<int> prefix;  // tokens forced first (SearchOptions::prefixes)
+  std::vector<int> prefix;  // tokens forced first (SearchGuides::prefixes)
   std::vector<std::vector<int>> constraints;  // phrases every hypothesis must contain
 };
 
 /// Checks shape/dtype of `source` (nmt::Error otherwise) and describes each row.
-std::vector<SourceInfo> describe_source(const torch::Tensor& source, const SearchOptions& options);
+std::vector<SourceInfo> describe_source(const torch::Tensor& source, const SearchOptions& options,
+                                        const SearchGuides& guides = {});
 
 /// THE scoring function: length and coverage penalties applied to a raw log-prob.
 /// length counts generated tokens including eos; coverage holds, per real source
@@ -55,8 +56,8 @@ using ChooseTokens = std::function<RowChoice(const NextTokenScores& scores, cons
 /// together; a row leaves the batch when it chooses eos or nothing is allowed.
 /// `streams` has one entry per source row and follows its row.
 std::vector<Hypothesis> single_path_search(Seq2SeqModel& model, const torch::Tensor& source,
-                                           const SearchOptions& options, std::vector<int64_t> streams,
-                                           const ChooseTokens& choose);
+                                           const SearchOptions& options, const SearchGuides& guides,
+                                           std::vector<int64_t> streams, const ChooseTokens& choose);
 
 /// Host vector -> tensor on `device` (small per-step index/token/score vectors).
 torch::Tensor to_tensor(const std::vector<int64_t>& values, const torch::Device& device);

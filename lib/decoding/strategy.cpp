@@ -6,10 +6,11 @@
 namespace nmt {
 namespace {
 
-SearchResults run_greedy(Seq2SeqModel& model, const torch::Tensor& source, const SearchOptions& options) {
+SearchResults run_greedy(Seq2SeqModel& model, const torch::Tensor& source, const SearchOptions& options,
+                         const SearchGuides& guides) {
   if (options.nbest > 1) throw Error("greedy search returns one hypothesis per sentence: nbest must be 1");
   SearchResults results;
-  for (auto& hypothesis : greedy_search(model, source, options)) results.push_back({std::move(hypothesis)});
+  for (auto& hypothesis : greedy_search(model, source, options, guides)) results.push_back({std::move(hypothesis)});
   return results;
 }
 
@@ -39,8 +40,9 @@ const SearchStrategy& strategy_for(const SearchOptions& options) {
   return find_search_strategy(options.strategy);
 }
 
-SearchResults search(Seq2SeqModel& model, const torch::Tensor& source, const SearchOptions& options) {
-  return strategy_for(options).run(model, source, options);
+SearchResults search(Seq2SeqModel& model, const torch::Tensor& source, const SearchOptions& options,
+                     const SearchGuides& guides) {
+  return strategy_for(options).run(model, source, options, guides);
 }
 
 }  // namespace nmt

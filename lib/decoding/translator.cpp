@@ -98,8 +98,8 @@ std::string guide_problem(const Seq2SeqModel& model, size_t prefix_tokens, size_
   if (positions > 0 && static_cast<int64_t>(prefix_tokens) + 2 > positions)
     return "prefix of " + std::to_string(prefix_tokens) + " tokens: the model's " + std::to_string(positions) +
            " positions take at most " + std::to_string(positions - 2);
-  if (constraints > SearchOptions::kMaxConstraints)
-    return std::to_string(constraints) + " constraints: at most " + std::to_string(SearchOptions::kMaxConstraints) +
+  if (constraints > SearchGuides::kMaxConstraints)
+    return std::to_string(constraints) + " constraints: at most " + std::to_string(SearchGuides::kMaxConstraints) +
            " per line";
   return "";
 }
@@ -185,19 +185,19 @@ void Translator::search_batch(std::vector<Translation*>& batch, const std::vecto
   std::vector<const std::vector<int>*> rows;
   for (auto* item : batch) rows.push_back(&item->source_ids);
   const auto source = pad_sequences(rows, -1, SpecialIds::kEos).to(model_->device());
-  auto options = search;
-  options.line_numbers = line_numbers;
+  SearchGuides guides;
+  guides.line_numbers = line_numbers;
   for (const auto* item : batch)
     if (!item->prefix_ids.empty()) {
-      for (const auto* each : batch) options.prefixes.push_back(each->prefix_ids);
+      for (const auto* each : batch) guides.prefixes.push_back(each->prefix_ids);
       break;
     }
   for (const auto* item : batch)
     if (!item->constraint_ids.empty()) {
-      for (const auto* each : batch) options.constraints.push_back(each->constraint_ids);
+      for (const auto* each : batch) guides.constraints.push_back(each->constraint_ids);
       break;
     }
-  auto results = nmt::search(network(), source, options);
+  auto results = nmt::search(network(), source, search, guides);
   for (size_t row = 0; row < batch.size(); ++row) {
     batch[row]->hypotheses = std::move(results[row]);
     for (const auto& hypothesis : batch[row]->hypotheses)

@@ -35,14 +35,15 @@ TEST_CASE("every constrained hypothesis contains every phrase of its row", "[sea
   options.nbest = 3;
   options.alpha = 0;
   const auto free = beam_search(model, source, options);
-  options.constraints = {{{6, 6}, {1}}, {}, {{4, 5, 4}}};
-  const auto constrained = beam_search(model, source, options);
+  SearchGuides guides;
+  guides.constraints = {{{6, 6}, {1}}, {}, {{4, 5, 4}}};
+  const auto constrained = beam_search(model, source, options, guides);
   for (size_t b = 0; b < 3; ++b) {
     REQUIRE(!constrained[b].empty());
     for (const auto& h : constrained[b]) {
       INFO("row " << b);
       CHECK(h.finished);
-      for (const auto& phrase : options.constraints[b]) CHECK(contains_run(h.tokens, phrase));
+      for (const auto& phrase : guides.constraints[b]) CHECK(contains_run(h.tokens, phrase));
       CHECK(h.log_prob == Approx(force_decode(model, row_alone(source, static_cast<int64_t>(b)), h.tokens, false).log_prob).margin(1e-4));
     }
   }
@@ -60,8 +61,9 @@ TEST_CASE("a length limit too short for the phrases ends the search with cut hyp
   options.beam = 3;
   options.max_length_ratio = 0;
   options.max_length_extra = 2;
-  options.constraints = {{{4, 4}, {5, 5}}};  // 4 tokens in a limit of 2
-  const auto results = beam_search(model, source, options);
+  SearchGuides guides;
+  guides.constraints = {{{4, 4}, {5, 5}}};  // 4 tokens in a limit of 2
+  const auto results = beam_search(model, source, options, guides);
   REQUIRE(results[0].size() == 1);
   CHECK(!results[0][0].finished);
   CHECK(results[0][0].tokens.size() <= 2);
@@ -71,10 +73,11 @@ TEST_CASE("constraints are checked", "[search][constraints]") {
   FakeSeq2Seq model;
   const auto source = torch::tensor({{4, 5, 6, 3}});
   SearchOptions options;
-  options.constraints = {{{4}}, {{5}}};
-  CHECK_THROWS_WITH(beam_search(model, source, options), HasSubstring("constraints for 2 lines, but 1 source rows"));
-  options.constraints = {{{4, SpecialIds::kEos}}};
-  CHECK_THROWS_WITH(beam_search(model, source, options), HasSubstring("special token 3"));
-  options.constraints = {{{}}};
-  CHECK_THROWS_WITH(beam_search(model, source, options), HasSubstring("an empty constraint"));
+  SearchGuides guides;
+  guides.constraints = {{{4}}, {{5}}};
+  CHECK_THROWS_WITH(beam_search(model, source, options, guides), HasSubstring("constraints for 2 lines, but 1 source rows"));
+  guides.constraints = {{{4, SpecialIds::kEos}}};
+  CHECK_THROWS_WITH(beam_search(model, source, options, guides), HasSubstring("special token 3"));
+  guides.constraints = {{{}}};
+  CHECK_THROWS_WITH(beam_search(model, source, options, guides), HasSubstring("an empty constraint"));
 }

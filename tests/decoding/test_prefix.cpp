@@ -30,10 +30,11 @@ TEST_CASE("every strategy's hypotheses start with the row's prefix", "[search][p
     options.beam = strategy == "greedy" ? 1 : 4;
     options.nbest = strategy == "greedy" ? 1 : 3;
     options.alpha = 0;
-    options.prefixes = prefixes;
+    SearchGuides guides;
+    guides.prefixes = prefixes;
     options.max_length_ratio = 0;  // a limit of 2 tokens: the 3-token prefix raises it
     options.max_length_extra = 2;
-    const auto results = search(model, source, options);
+    const auto results = search(model, source, options, guides);
     for (size_t b = 0; b < 3; ++b) {
       REQUIRE(!results[b].empty());
       for (const auto& h : results[b]) {
@@ -55,16 +56,17 @@ TEST_CASE("a prefix changes nothing but the start: without one, the search is un
   options.beam = 4;
   options.nbest = 2;
   const auto plain = beam_search(model, source, options);
-  options.prefixes = {{}, {}};
-  const auto empty_prefixes = beam_search(model, source, options);
+  SearchGuides guides;
+  guides.prefixes = {{}, {}};
+  const auto empty_prefixes = beam_search(model, source, options, guides);
   for (size_t b = 0; b < 2; ++b)
     for (size_t k = 0; k < 2; ++k) {
       CHECK(empty_prefixes[b][k].tokens == plain[b][k].tokens);
       CHECK(empty_prefixes[b][k].score == plain[b][k].score);
     }
   // The best hypothesis's own start as a prefix: beam search finds that hypothesis again.
-  options.prefixes = {{plain[0][0].tokens.begin(), plain[0][0].tokens.begin() + 1}, {}};
-  const auto forced = beam_search(model, source, options);
+  guides.prefixes = {{plain[0][0].tokens.begin(), plain[0][0].tokens.begin() + 1}, {}};
+  const auto forced = beam_search(model, source, options, guides);
   CHECK(forced[0][0].tokens == plain[0][0].tokens);
   CHECK(forced[0][0].score == Approx(plain[0][0].score));
 }
@@ -73,8 +75,9 @@ TEST_CASE("prefixes are checked", "[search][prefix]") {
   FakeSeq2Seq model;
   const auto source = torch::tensor({{4, 5, 6, 3}});
   SearchOptions options;
-  options.prefixes = {{4}, {5}};
-  CHECK_THROWS_WITH(beam_search(model, source, options), HasSubstring("2 prefixes for 1 source rows"));
-  options.prefixes = {{4, SpecialIds::kEos}};
-  CHECK_THROWS_WITH(beam_search(model, source, options), HasSubstring("special token 3"));
+  SearchGuides guides;
+  guides.prefixes = {{4}, {5}};
+  CHECK_THROWS_WITH(beam_search(model, source, options, guides), HasSubstring("2 prefixes for 1 source rows"));
+  guides.prefixes = {{4, SpecialIds::kEos}};
+  CHECK_THROWS_WITH(beam_search(model, source, options, guides), HasSubstring("special token 3"));
 }

@@ -103,20 +103,21 @@ TEST_CASE("the same seed gives the same samples, batched or one line at a time",
   FakeSeq2Seq model(7, false);
   const auto batch = torch::tensor({{4, 5, 6, 3}, {5, 5, 3, 0}, {6, 4, 3, 0}});
   auto options = sampling_options(3);
-  options.line_numbers = {10, 11, 12};
-  const auto together = sampling_search(model, batch, options);
-  CHECK(sampling_search(model, batch, options)[1][2].tokens == together[1][2].tokens);
+  SearchGuides guides;
+  guides.line_numbers = {10, 11, 12};
+  const auto together = sampling_search(model, batch, options, guides);
+  CHECK(sampling_search(model, batch, options, guides)[1][2].tokens == together[1][2].tokens);
   for (int64_t b = 0; b < 3; ++b) {
-    auto alone_options = options;
-    alone_options.line_numbers = {10 + b};
+    SearchGuides alone_guides;
+    alone_guides.line_numbers = {10 + b};
     const auto row = batch[b].narrow(0, 0, batch[b].ne(0).sum().item<int64_t>()).unsqueeze(0);
-    const auto alone = sampling_search(model, row, alone_options)[0];
+    const auto alone = sampling_search(model, row, options, alone_guides)[0];
     for (size_t k = 0; k < 3; ++k) CHECK(alone[k].tokens == together[static_cast<size_t>(b)][k].tokens);
   }
   // Another seed draws other samples (in 3 lines x 3 samples, some differ).
   auto reseeded = options;
   reseeded.sampling.seed = 12;
-  const auto other = sampling_search(model, batch, reseeded);
+  const auto other = sampling_search(model, batch, reseeded, guides);
   bool any_differs = false;
   for (size_t b = 0; b < 3; ++b)
     for (size_t k = 0; k < 3; ++k) any_differs = any_differs || other[b][k].tokens != together[b][k].tokens;
@@ -159,6 +160,7 @@ TEST_CASE("sampling options are checked", "[search][sampling]") {
   options.sampling.temperature = 0;
   CHECK_THROWS_WITH(sampling_search(model, source, options), HasSubstring("temperature must be finite and > 0"));
   options.sampling.temperature = 1;
-  options.line_numbers = {1, 2};
-  CHECK_THROWS_WITH(sampling_search(model, source, options), HasSubstring("2 line numbers for 1 source rows"));
+  SearchGuides two_lines;
+  two_lines.line_numbers = {1, 2};
+  CHECK_THROWS_WITH(sampling_search(model, source, options, two_lines), HasSubstring("2 line numbers for 1 source rows"));
 }

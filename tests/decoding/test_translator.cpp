@@ -183,7 +183,7 @@ TEST_CASE("a line whose prefix or constraints the model cannot take is skipped a
   Translator translator(set_up_for_inference(model, Precision::fp32, device), options);
   std::string long_prefix;
   for (int i = 0; i < 60; ++i) long_prefix += "seven ";
-  const std::vector<std::string> too_many(SearchOptions::kMaxConstraints + 1, "eight");
+  const std::vector<std::string> too_many(SearchGuides::kMaxConstraints + 1, "eight");
   const std::vector<std::string> lines = {"seven", "eight", "one thousand", "twelve"};
   const auto results = translator.translate(lines, {"", long_prefix, "", "one"}, {{}, {}, too_many, {"two"}});
   REQUIRE(results.size() == 4);
@@ -194,5 +194,5 @@ TEST_CASE("a line whose prefix or constraints the model cannot take is skipped a
   CHECK_THAT(results[2].warning, HasSubstring("65 constraints: at most 64"));
   CHECK(results[0].hypotheses.size() == 1);
   CHECK(results[3].hypotheses.size() == 1);
-  CHECK(guide_problem(*model.model, 38, SearchOptions::kMaxConstraints).empty());
+  CHECK(guide_problem(*model.model, 38, SearchGuides::kMaxConstraints).empty());
 }

@@ -51,6 +51,13 @@ struct SearchOptions {
   bool keep_attention = false;    // hypotheses carry their attention (see Hypothesis)
   std::string strategy;           // a registered strategy (strategy.h); empty: greedy for beam 1, else beam
   SamplingOptions sampling;       // strategy "sample" only; nbest = samples per line (beam unused)
+  /// Throws nmt::Error naming the first bad field.
+  void validate() const;
+};
+
+/// What one batch brings beside its source, one entry per source row: the batch's data,
+/// apart from the settings (SearchOptions) that many batches share. Each list empty: none.
+struct SearchGuides {
   /// Per source row, its line number in the input: the random stream of sampling. Empty:
   /// the row's index in the batch.
   std::vector<int64_t> line_numbers;
@@ -65,9 +72,6 @@ struct SearchOptions {
   std::vector<std::vector<std::vector<int>>> constraints;
   /// Phrases one row may be constrained to (the search tracks each as a bit of a word).
   static constexpr size_t kMaxConstraints = 64;
-
-  /// Throws nmt::Error naming the first bad field.
-  void validate() const;
 };
 
 struct Hypothesis {
@@ -98,19 +102,19 @@ int64_t max_target_length(int64_t source_length, const SearchOptions& options);
 /// beam 1 equals greedy_search when alpha == 0 and coverage == 0; with a penalty,
 /// beam 1 may keep searching past greedy's eos and return a better-scoring hypothesis.
 std::vector<std::vector<Hypothesis>> beam_search(Seq2SeqModel& model, const torch::Tensor& source,
-                                                 const SearchOptions& options);
+                                                 const SearchOptions& options, const SearchGuides& guides = {});
 
 /// Argmax at every step, batched. One hypothesis per sentence, scored like beam search's.
 /// Uses min_length, the length limits, the penalties and keep_attention from `options`.
 std::vector<Hypothesis> greedy_search(Seq2SeqModel& model, const torch::Tensor& source,
-                                      const SearchOptions& options);
+                                      const SearchOptions& options, const SearchGuides& guides = {});
 
 /// Random sampling (options.sampling): options.nbest samples per sentence, each drawn
 /// token by token from its own random stream (seed, line number, sample index); scored
 /// like greedy search's hypotheses, with the model's own log-probs (before temperature,
 /// top-k and top-p), and returned best score first. top_k 1 gives greedy search's output.
 std::vector<std::vector<Hypothesis>> sampling_search(Seq2SeqModel& model, const torch::Tensor& source,
-                                                     const SearchOptions& options);
+                                                     const SearchOptions& options, const SearchGuides& guides = {});
 
 /// Teacher-forces target + eos through step(). source: [1, S]; target without bos/eos.
 /// Returns the target as a finished hypothesis with score = log_prob (no penalties, no

@@ -14,9 +14,9 @@ using SearchResults = std::vector<std::vector<Hypothesis>>;
 struct SearchStrategy {
   std::string name;         ///< as --search spells it
   std::string description;  ///< one line, for --help
-  /// source [B, S] -> per sentence in input order, hypotheses best first.
-  std::function<SearchResults(Seq2SeqModel&, const torch::Tensor&, const SearchOptions&)> run;
-  /// Honours SearchOptions::constraints (the others refuse a line that has some).
+  /// source [B, S] and its guides -> per sentence in input order, hypotheses best first.
+  std::function<SearchResults(Seq2SeqModel&, const torch::Tensor&, const SearchOptions&, const SearchGuides&)> run;
+  /// Honours SearchGuides::constraints (the others refuse a line that has some).
   bool takes_constraints = false;
   /// Draws from the distribution: the sampling options apply, and n-best counts draws, not
   /// beam entries (so it is not bounded by the beam).
@@ -33,6 +33,7 @@ std::string search_strategy_list();
 /// options.strategy, or when it is empty greedy for beam 1 and beam otherwise.
 const SearchStrategy& strategy_for(const SearchOptions& options);
 /// Runs strategy_for(options).
-SearchResults search(Seq2SeqModel& model, const torch::Tensor& source, const SearchOptions& options);
+SearchResults search(Seq2SeqModel& model, const torch::Tensor& source, const SearchOptions& options,
+                     const SearchGuides& guides = {});
 
 }  // namespace nmt

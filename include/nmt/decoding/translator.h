@@ -46,7 +46,7 @@ int64_t input_token_limit(const Seq2SeqModel& model, const SearchOptions& search
 /// Why `model` cannot translate a line whose every hypothesis must start with
 /// `prefix_tokens` target tokens and contain `constraints` phrases ("" when it can): the
 /// Transformer's positional table bounds the prefix (bos and eos around it), and the search
-/// tracks at most SearchOptions::kMaxConstraints phrases. Checked per line before batching,
+/// tracks at most SearchGuides::kMaxConstraints phrases. Checked per line before batching,
 /// so that such a line is skipped with this warning instead of failing its batch.
 std::string guide_problem(const Seq2SeqModel& model, size_t prefix_tokens, size_t constraints);
 
@@ -64,11 +64,11 @@ class Translator {
   /// only read).
   std::vector<Translation> translate(const std::vector<std::string>& lines) const;
   /// The same, every hypothesis of line i starting with prefixes[i] (target text, split by
-  /// the model's target tokenizer; "" = none): see SearchOptions::prefixes. A prefix that
+  /// the model's target tokenizer; "" = none): see SearchGuides::prefixes. A prefix that
   /// is not valid UTF-8 skips its line with a warning. Throws nmt::Error when the counts differ.
   std::vector<Translation> translate(const std::vector<std::string>& lines, const std::vector<std::string>& prefixes) const;
   /// The same, every hypothesis of line i also containing each phrase of constraints[i]
-  /// (target text, split by the target tokenizer; SearchOptions::constraints; beam search
+  /// (target text, split by the target tokenizer; SearchGuides::constraints; beam search
   /// only). A line whose best hypothesis lacks one (the length limit left no room) gets a
   /// warning; one with a guide_problem() is skipped with it. `constraints` empty: none.
   /// `first_line`: the number of lines[0] in the caller's whole input (lines read before
