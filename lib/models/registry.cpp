@@ -1,5 +1,7 @@
 #include "nmt/models/registry.h"
 
+#include <algorithm>
+
 #include "nmt/base/error.h"
 #include "nmt/base/named_registry.h"
 #include "nmt/models/rnn/attention_seq2seq.h"
@@ -8,13 +10,38 @@
 
 namespace nmt {
 
-const std::vector<ModelFamily>& model_families() {
-  static const std::vector<ModelFamily> families = {
+namespace {
+
+std::vector<ModelFamily>& registered_families() {
+  static std::vector<ModelFamily> families = {
       gru_family(),
       attention_family(),
       transformer_family(),
   };
   return families;
+}
+
+}  // namespace
+
+const std::vector<ModelFamily>& model_families() { return registered_families(); }
+
+void register_model_family(ModelFamily family) {
+  if (family.name.empty() || !family.validate || !family.build)
+    throw Error("a model family needs a name, a validate and a build function");
+  for (const auto& known : registered_families())
+    if (known.name == family.name) throw Error("model family \"" + family.name + "\" is registered already");
+  registered_families().push_back(std::move(family));
+}
+
+ScopedModelFamily::ScopedModelFamily(ModelFamily family) : name_(family.name) {
+  register_model_family(std::move(family));
+}
+
+ScopedModelFamily::~ScopedModelFamily() {
+  auto& families = registered_families();
+  families.erase(std::remove_if(families.begin(), families.end(),
+                                [&](const ModelFamily& family) { return family.name == name_; }),
+                 families.end());
 }
 
 const ModelFamily& find_model_family(const std::string& name) {

@@ -1,7 +1,8 @@
 #pragma once
-// The model families, by the name model.arch gives. Adding a family is a new folder
-// under models/ plus one line in registry.cpp; nmt-train --help, config validation and
-// checkpoint loading all go through this list.
+// The model families, by the name model.arch gives. Adding a family to the library is a
+// new folder under models/ plus one line in registry.cpp; one defined elsewhere registers
+// itself (register_model_family). nmt-train --help, config validation, training, decoding,
+// attention export and checkpoint loading all go through this list.
 #include <functional>
 #include <string>
 #include <vector>
@@ -22,8 +23,25 @@ struct ModelFamily {
   std::function<ModelPtr(const ModelConfig&)> build;
 };
 
-/// Every registered family, in registration order.
+/// Every registered family, in registration order: the library's own, then those added by
+/// register_model_family. A reference into it lasts until the next (un)registration.
 const std::vector<ModelFamily>& model_families();
+/// Adds a family defined outside the library (a plugin, a test); nmt::Error if its name is
+/// taken or a function is missing. Registration is not thread-safe: register before the
+/// registry is read from several threads.
+void register_model_family(ModelFamily family);
+
+/// A family registered while this lives (tests): removed again when it goes.
+class ScopedModelFamily {
+ public:
+  explicit ScopedModelFamily(ModelFamily family);
+  ~ScopedModelFamily();
+  ScopedModelFamily(const ScopedModelFamily&) = delete;
+  ScopedModelFamily& operator=(const ScopedModelFamily&) = delete;
+
+ private:
+  std::string name_;
+};
 /// Throws nmt::Error listing the registered names if `name` is not one of them.
 const ModelFamily& find_model_family(const std::string& name);
 std::vector<std::string> model_family_names();
