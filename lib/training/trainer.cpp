@@ -95,8 +95,7 @@ void TrainingRun::write_averaged_model() {
   auto paths = step_checkpoints();
   const auto k = static_cast<size_t>(t.average_last);
   if (paths.size() > k) paths.erase(paths.begin(), paths.end() - static_cast<long>(k));
-  size_t chosen = 1;
-  double chosen_metric = 0;
+  std::vector<double> metrics;  // of the mean of the newest m, at m - 1
   for (size_t m = 1; m <= paths.size(); ++m) {
     const std::vector<std::string> newest(paths.end() - static_cast<long>(m), paths.end());
     // The newest alone holds the final weights, validated when it was written: not again.
@@ -116,8 +115,9 @@ void TrainingRun::write_averaged_model() {
     std::snprintf(score, sizeof score, "%.10g", t.metric == "loss" ? -metric : metric);
     log_->message("mean of the newest " + std::to_string(m) + " step checkpoints: " + t.metric + " " + score +
                   (validated ? " (the final weights, validated above)" : ""));
-    if (m == 1 || metric > chosen_metric) chosen = m, chosen_metric = metric;
+    metrics.push_back(metric);
   }
+  const size_t chosen = TrainingSchedule::averaging_choice(metrics);
   paths.erase(paths.begin(), paths.end() - static_cast<long>(chosen));
   write_average(paths, path("averaged.pt"));
   log_->message("wrote " + path("averaged.pt") + ": the mean of " + std::to_string(paths.size()) +
@@ -136,7 +136,7 @@ bool TrainingRun::validate_and_checkpoint() {
   const double metric = result.metric(t.metric);
   auto& p = progress_;
   last_validation_ = ValidationScore{p.step, metric};
-  const bool improved = !p.has_best || metric > p.best_metric;
+  const bool improved = TrainingSchedule::improves(p.has_best, p.best_metric, metric);
   if (improved) p.best_metric = metric, p.has_best = true, p.best_step = p.step, p.bad_validations = 0;
   else ++p.bad_validations;
   learning_rate_->on_validation(improved);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "nmt/base/error.h"
+
 namespace nmt {
 
 bool TrainingSchedule::log_now(int64_t step) const { return step % config_.log_every == 0; }
@@ -15,6 +17,18 @@ bool TrainingSchedule::save_now(int64_t step) const {
 
 bool TrainingSchedule::patience_spent(int64_t bad_validations) const {
   return config_.patience > 0 && bad_validations >= config_.patience;
+}
+
+bool TrainingSchedule::improves(bool has_best, double best_metric, double metric) {
+  return !has_best || metric > best_metric;
+}
+
+size_t TrainingSchedule::averaging_choice(const std::vector<double>& metrics) {
+  if (metrics.empty()) throw Error("averaging: no checkpoint to average");
+  size_t chosen = 0;
+  for (size_t i = 1; i < metrics.size(); ++i)
+    if (metrics[i] > metrics[chosen]) chosen = i;
+  return chosen + 1;
 }
 
 std::string TrainingSchedule::stop_reason(const RunPosition& now, bool patience_spent_now, int signal) const {

@@ -136,3 +136,16 @@ TEST_CASE("the ETA counts the validations left at the last one's time", "[traini
   // Validation time does not slow the pace of the updates: 50 s of the 80 s were training.
   CHECK(schedule.eta({200, 1, 100}, {300, 1.5, 180}, RunPace{50, 30}).seconds == Approx(350 + 90));
 }
+
+TEST_CASE("a new best is strictly better; averaging takes the best mean, the fewest checkpoints on a tie",
+          "[training_schedule]") {
+  CHECK(TrainingSchedule::improves(false, 0, -5));  // the first validation always
+  CHECK(TrainingSchedule::improves(true, 30.0, 30.5));
+  CHECK_FALSE(TrainingSchedule::improves(true, 30.0, 30.0));  // a tie keeps the earlier best.pt
+  CHECK_FALSE(TrainingSchedule::improves(true, -2.1, -2.2));  // the loss enters negated: higher is better
+  CHECK(TrainingSchedule::averaging_choice({35.0}) == 1);
+  CHECK(TrainingSchedule::averaging_choice({35.0, 36.0, 35.5}) == 2);
+  CHECK(TrainingSchedule::averaging_choice({35.0, 36.0, 36.0, 34.0}) == 2);  // equal: fewer checkpoints
+  CHECK(TrainingSchedule::averaging_choice({36.0, 35.0}) == 1);
+  CHECK_THROWS_WITH(TrainingSchedule::averaging_choice({}), HasSubstring("no checkpoint"));
+}

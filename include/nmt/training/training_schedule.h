@@ -4,6 +4,7 @@
 // own (tests/training/test_training_schedule.cpp) and the loop only asks.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "nmt/base/config.h"
 
@@ -40,6 +41,14 @@ class TrainingSchedule {
   bool save_now(int64_t step) const;
   /// Early stopping: the validations without improvement have used up train.patience.
   bool patience_spent(int64_t bad_validations) const;
+  /// Whether a validation's `metric` (higher is better: the loss enters negated) is the run's
+  /// new best: the first one is; after it only a strictly higher one (a tie keeps the
+  /// earlier best.pt and counts against patience).
+  static bool improves(bool has_best, double best_metric, double metric);
+  /// train.average_last: which mean becomes averaged.pt, from the validation metric of the
+  /// mean of the newest m step checkpoints at metrics[m - 1]: the highest, and of equal ones
+  /// the fewest checkpoints (the newest weights count most). Returns m; nmt::Error for none.
+  static size_t averaging_choice(const std::vector<double>& metrics);
 
   /// Why the run stops after this update ("" to go on), in order of precedence: a signal,
   /// early stopping (only at a validation: `patience_spent` of it), max_steps, max_time_minutes.
