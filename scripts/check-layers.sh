@@ -28,7 +28,8 @@ for layer in "${!may_use[@]}"; do
   for dir in "lib/$layer" "include/nmt/$layer"; do
     [ -d "$dir" ] || continue
     while IFS=: read -r file line text; do
-      used=$(sed -E 's/.*"nmt\/([a-z_]+)\/.*/\1/' <<<"$text")
+      used=${text#*\"nmt/}
+      used=${used%%/*}
       if [[ "$allowed" != *" $used "* ]]; then
         echo "$file:$line: $layer may not include $used (${text#*#})" >&2
         status=1
@@ -46,11 +47,19 @@ loose=$(find include/nmt -maxdepth 1 -type f)
 [ -z "$loose" ] || { echo "headers outside a layer folder: $loose" >&2; status=1; }
 # include/nmt/ holds what other folders, the apps and the tests include; a header only its
 # own lib/ folder includes is private and sits there.
-includes=$(grep -roE '#include "nmt/[a-z0-9_/]+\.h"' lib include apps tests | sed -E 's/:#include "(.*)"$/ \1/')
+# One pass over the includes, then in-process lookups (a process per header took seconds).
+declare -A used_outside=()
+while IFS=: read -r file header; do
+  header=${header#\#include \"}
+  header=${header%\"}
+  layer=${header#nmt/}
+  layer=${layer%%/*}
+  [[ "$file" == "lib/$layer/"* ]] || used_outside[$header]=1
+done < <(grep -roE '#include "nmt/[a-z0-9_/]+\.h"' lib include apps tests)
 while read -r header; do
-  layer=$(cut -d/ -f2 <<<"$header")
-  awk -v h="$header" -v own="lib/$layer/" '$2 == h && index($1, own) != 1 { found = 1 } END { exit !found }' \
-    <<<"$includes" || { echo "include/$header: only lib/$layer/ includes it; make it private there" >&2; status=1; }
+  layer=${header#nmt/}
+  layer=${layer%%/*}
+  [[ -v "used_outside[$header]" ]] || { echo "include/$header: only lib/$layer/ includes it; make it private there" >&2; status=1; }
 done < <(cd include && find nmt -name '*.h' | sort)
 # The table of layers in docs/ARCHITECTURE.md says what each may use: the same as above.
 while IFS= read -r row; do
@@ -65,15 +74,18 @@ done < <(grep -E '^\| `[a-z_]+/` \|' docs/ARCHITECTURE.md)
 # drift from the tree: a path from the root or from a layer folder (include/nmt/, lib/), a
 # module named without its extension (.h or .cpp), a folder, or a bare file name anywhere in
 # the sources; a header CMake generates (configure_file) counts as there.
+declare -A tree_names=() tree_dirs=()
+while read -r entry; do tree_names[${entry##*/}]=1; done < <(find include lib apps tests scripts bench docs configs -type f)
+while read -r entry; do tree_dirs[${entry##*/}]=1; done < <(find include lib tests -type d)
 exists_in_tree() {
-  local name=$1 base
+  local name=$1 base suffix
   if [[ "$name" == */ ]]; then
-    [ -n "$(find include lib tests -type d -name "$(basename "$name")" -print -quit)" ]
+    name=${name%/}
+    [[ -v "tree_dirs[${name##*/}]" ]]
     return
   fi
   if [[ "$name" != */* ]]; then
-    [ -n "$(find include lib apps tests scripts bench docs configs -name "$name" -print -quit)" ] ||
-      grep -q "configure_file(.*/$name" CMakeLists.txt
+    [[ -v "tree_names[$name]" ]] || grep -q "configure_file(.*/$name" CMakeLists.txt
     return
   fi
   for base in "" include/nmt/ lib/ tests/; do
