@@ -339,12 +339,13 @@ MarianImport import_marian(const std::string& model_path, const std::vector<std:
   model->eval();
   MarianImport result{LoadedModel{config, model, source.tokenizer, target.tokenizer}, {}};
   const auto version = marian.get<std::string>("version", "");
-  const auto written_by = version.empty() ? std::string("a Marian that wrote no version") : "Marian " + version;
+  const auto written_by = version.empty() ? std::string("no Marian version in special:model.yml, read as before 1.11")
+                                          : "written by Marian " + version;
   if (config.model.transformer.norm == "pre_query")
-    result.notes.push_back("pre-norm from " + written_by + " (before 1.11): self-attention reads keys and values "
-                           "un-normalized, as it was trained (model.transformer.norm pre_query)");
+    result.notes.push_back("pre-norm, " + written_by + ": self-attention reads keys and values un-normalized, as "
+                           "Marian before 1.11 trains and decodes (model.transformer.norm pre_query)");
   else if (config.model.transformer.norm == "pre")
-    result.notes.push_back("pre-norm from " + written_by + ": self-attention reads keys and values normalized, as "
+    result.notes.push_back("pre-norm, " + written_by + ": self-attention reads keys and values normalized, as "
                            "it was trained (model.transformer.norm pre); Marian's own decoder reads them "
                            "un-normalized after the first step, so its output may differ from ours");
   int quantized = 0, multipliers = 0, half = 0;

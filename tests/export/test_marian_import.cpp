@@ -160,7 +160,7 @@ TEST_CASE("Marian import: a model in Marian's ids computes what its original com
     const auto read = import_marian(versioned, {marian_vocabulary_path()});
     CHECK(read.loaded.config.model.transformer.norm == norm);
     CHECK(std::any_of(read.notes.begin(), read.notes.end(), [&](const std::string& note) {
-      return note.find("pre-norm from Marian " + version) != std::string::npos;
+      return note.find("pre-norm, written by Marian " + version + ": ") != std::string::npos;
     }));
   }
 }
