@@ -319,11 +319,8 @@ MarianItem quantized_like_marian(const MarianItem& item) {
   return result;
 }
 
-}  // namespace
-
-TEST_CASE("Marian import: Firefox's int8 (intgemm8) weights are dequantized", "[export][marian]") {
-  ScratchDir dir;
-  test::make_tiny_task(dir);
+// A tiny shared, tied Transformer with Marian's choices, in eval mode (the task's tokenizer).
+LoadedModel shared_marian_like_model(const ScratchDir& dir) {
   auto loaded = test::random_model(dir, "transformer", 4);
   auto& x = loaded.config.model.transformer;
   x.d_model = 8, x.heads = 2, x.ffn_dim = 16, x.encoder_layers = 1, x.decoder_layers = 1, x.max_positions = 32;
@@ -332,6 +329,15 @@ TEST_CASE("Marian import: Firefox's int8 (intgemm8) weights are dequantized", "[
   torch::manual_seed(4);
   loaded.model = build_model(loaded.config.model);
   loaded.model->eval();
+  return loaded;
+}
+
+}  // namespace
+
+TEST_CASE("Marian import: Firefox's int8 (intgemm8) weights are dequantized", "[export][marian]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir);
+  const auto loaded = shared_marian_like_model(dir);
   auto items = marian_model(loaded, "original.pt").items;
   MarianItem multiplier;  // as Firefox's models carry them for int8shiftAlphaAll
   multiplier.name = "encoder_l1_ffn_W1_QuantMultA";
@@ -372,14 +378,7 @@ TEST_CASE("Marian import: Firefox's int8 (intgemm8) weights are dequantized", "[
 TEST_CASE("Marian import: float16 weights (.bin and .npz) are widened to float32", "[export][marian]") {
   ScratchDir dir;
   test::make_tiny_task(dir);
-  auto loaded = test::random_model(dir, "transformer", 4);
-  auto& x = loaded.config.model.transformer;
-  x.d_model = 8, x.heads = 2, x.ffn_dim = 16, x.encoder_layers = 1, x.decoder_layers = 1, x.max_positions = 32;
-  test::use_marian_choices(x);
-  x.share_embeddings = true, x.tie_output = true;
-  torch::manual_seed(4);
-  loaded.model = build_model(loaded.config.model);
-  loaded.model->eval();
+  const auto loaded = shared_marian_like_model(dir);
   auto items = marian_model(loaded, "original.pt").items;
   int halved = 0;
   for (auto& item : items) {
