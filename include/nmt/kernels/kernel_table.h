@@ -23,7 +23,7 @@ struct KernelEntry {
 };
 
 /// Registers an operation (NMT_KERNEL_TABLE_ENTRY): `families` are the widest levels of the
-/// dispatch families it runs through. An operation registered twice is an error at load.
+/// dispatch families it runs through. Each name once: the kernel table's test checks it.
 struct KernelRegistration {
   KernelRegistration(const char* operation, const char* fallback, std::initializer_list<IsaLevel> families);
 };

@@ -92,12 +92,13 @@ class ResidualBlock {
   /// The dropout kernel, set with the model's other kernels (TransformerModel), not per call.
   void use_dropout_kernel(KernelChoice kernel) { dropout_kernel_ = kernel; }
 
-  /// Runs `sublayer` (Tensor -> Tensor) with the residual connection and `norm`.
+  /// Runs `sublayer` (Tensor -> Tensor) with the residual connection and `norm`: the
+  /// self-attention case below with one input (keys and values from it are not asked for).
   template <class Sublayer>
   torch::Tensor apply(const torch::Tensor& x, torch::nn::LayerNorm& norm, bool training,
                       Sublayer&& sublayer) const {
-    if (placement_ == NormPlacement::post) return norm(x + drop(sublayer(x), training));
-    return x + drop(sublayer(norm(x)), training);
+    return apply_self_attention(x, norm, training,
+                                [&](const torch::Tensor& input, const torch::Tensor&) { return sublayer(input); });
   }
 
   /// As apply, for self-attention: `sublayer` (queries from, keys and values from) -> Tensor
