@@ -140,7 +140,7 @@ void BatchQueue::enqueue(std::deque<Job>& arrived) {
       auto& connections = pending_connections_[job.origin.client];
       connections[job.origin.connection] += 1;
       auto& finish = connection_finish_[job.origin.connection];
-      const double work = static_cast<double>(std::max<int64_t>(job.cost, 1)) * job.options.beam;
+      const double work = static_cast<double>(std::max<int64_t>(job.cost, 1)) * job.options.search.beam;
       finish = std::max(virtual_time_, finish) + work * static_cast<double>(connections.size());
       job.tag = finish;
     }

@@ -51,30 +51,22 @@ void check_line_count(size_t count, const RequestLimits& limits) {
                                 std::to_string(limits.max_lines) + " (--max-lines)");
 }
 
-int read_int(const json& object, const char* key, int fallback, int low, int high) {
-  if (!object.contains(key)) return fallback;
-  const auto& value = object.at(key);
-  if (!value.is_number_integer()) throw RequestError(400, std::string("\"") + key + "\" must be an integer");
-  // An unsigned integer over int64's range would wrap to a negative number.
-  const auto number = value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(high)
-                          ? static_cast<int64_t>(high) + 1
-                          : value.get<int64_t>();
-  if (number < low || number > high)
-    throw RequestError(400, std::string("\"") + key + "\" must be in [" + std::to_string(low) + ", " +
-                                std::to_string(high) + "], got " + value.dump());
-  return static_cast<int>(number);
-}
-
 JobOptions read_options(const json& object, const JobOptions& defaults, const RequestLimits& limits) {
   JobOptions options = defaults;
-  options.beam = read_int(object, "beam", defaults.beam, 1, limits.max_beam);
-  options.nbest = read_int(object, "nbest", std::min(defaults.nbest, options.beam), 1, options.beam);
-  if (object.contains("alpha")) {
-    const auto& alpha = object.at("alpha");
-    if (!alpha.is_number() || alpha.get<double>() < 0 || alpha.get<double>() > 10)
-      throw RequestError(400, "\"alpha\" must be a number in [0, 10]");
-    options.alpha = alpha.get<double>();
+  // On top of each option's own bounds, the server's: a beam of at most --max-beam (what a
+  // request may cost), an n-best of at most the request's beam.
+  const SearchOptionCap server_caps = [&limits](const SearchOptionSpec& spec, const SearchOptions& read) {
+    if (spec.name == "beam") return static_cast<double>(limits.max_beam);
+    if (spec.name == "nbest") return static_cast<double>(read.beam);
+    return spec.high;
+  };
+  try {
+    read_search_options(object, SearchOptionUse::request, options.search, server_caps);
+  } catch (const SearchOptionError& e) {
+    throw RequestError(400, e.what());
   }
+  // A request that lowers the beam below the default n-best gets as many as its beam gives.
+  if (!object.contains("nbest")) options.search.nbest = std::min(defaults.search.nbest, options.search.beam);
   if (object.contains("attention")) {
     if (!object.at("attention").is_boolean()) throw RequestError(400, "\"attention\" must be true or false");
     options.attention = object.at("attention").get<bool>();
@@ -140,15 +132,15 @@ std::vector<std::vector<std::string>> read_constraints(const json& constraints, 
 }  // namespace
 
 void check_request_cost(size_t lines, const JobOptions& options, const RequestLimits& limits) {
-  const size_t beam_lines = lines * static_cast<size_t>(options.beam);
+  const size_t beam_lines = lines * static_cast<size_t>(options.search.beam);
   if (beam_lines > limits.max_beam_lines)
-    throw RequestError(413, std::to_string(lines) + " lines at beam " + std::to_string(options.beam) + " are " +
+    throw RequestError(413, std::to_string(lines) + " lines at beam " + std::to_string(options.search.beam) + " are " +
                                 std::to_string(beam_lines) + " beam lines, more than the limit of " +
                                 std::to_string(limits.max_beam_lines) +
                                 " (--max-beam-lines): send fewer lines per request or a smaller beam");
-  const size_t with_attention = options.attention ? lines * static_cast<size_t>(options.nbest) : 0;
+  const size_t with_attention = options.attention ? lines * static_cast<size_t>(options.search.nbest) : 0;
   if (with_attention > limits.max_attention_hypotheses)
-    throw RequestError(413, std::to_string(lines) + " lines with nbest " + std::to_string(options.nbest) +
+    throw RequestError(413, std::to_string(lines) + " lines with nbest " + std::to_string(options.search.nbest) +
                                 " and attention are " + std::to_string(with_attention) +
                                 " hypotheses with attention, more than the limit of " +
                                 std::to_string(limits.max_attention_hypotheses) + " (--max-attention-hypotheses)");
@@ -158,11 +150,16 @@ TranslateRequest parse_translate_request(const std::string& body, const JobOptio
                                          const RequestLimits& limits) {
   const auto request = parse_body(body);
   if (!request.is_object()) throw RequestError(400, "the request must be a JSON object with \"text\"");
+  static const std::vector<std::string> known = [] {
+    std::vector<std::string> keys = {"text", "prefix", "constraints", "attention"};
+    for (const auto& key : search_option_keys(SearchOptionUse::request)) keys.push_back(key);
+    return keys;
+  }();
   for (const auto& item : request.items()) {
-    static const std::vector<std::string> known = {"text", "prefix", "constraints", "beam", "nbest", "alpha", "attention"};
-    if (std::find(known.begin(), known.end(), item.key()) == known.end())
-      throw RequestError(400, "unknown field \"" + item.key() +
-                                  "\" (known: text, prefix, constraints, beam, nbest, alpha, attention)");
+    if (std::find(known.begin(), known.end(), item.key()) != known.end()) continue;
+    std::string list;
+    for (const auto& key : known) list += (list.empty() ? "" : ", ") + key;
+    throw RequestError(400, "unknown field \"" + item.key() + "\" (known: " + list + ")");
   }
   if (!request.contains("text")) throw RequestError(400, "missing \"text\"");
   TranslateRequest parsed{read_text(request.at("text"), limits), read_options(request, defaults, limits), {}};
@@ -174,7 +171,7 @@ TranslateRequest parse_translate_request(const std::string& body, const JobOptio
     for (size_t i = 0; i < lines; ++i) parsed.guides[i].prefix = prefixes[i];
   }
   if (request.contains("constraints")) {
-    if (parsed.options.beam < 2) throw RequestError(400, "\"constraints\" need beam search: \"beam\" 2 or more");
+    if (parsed.options.search.beam < 2) throw RequestError(400, "\"constraints\" need beam search: \"beam\" 2 or more");
     auto constraints = read_constraints(request.at("constraints"), lines, limits);
     for (size_t i = 0; i < lines; ++i) parsed.guides[i].constraints = std::move(constraints[i]);
   }

@@ -30,7 +30,7 @@ nlohmann::json translate_response(const std::vector<LineResult>& results, const 
     nlohmann::json entry = line.hypotheses.empty() ? empty_hypothesis(options.attention)
                                                    : hypothesis_json(line.hypotheses.front(), options.attention, number);
     if (!line.warning.empty()) entry["warning"] = line.warning;
-    if (options.nbest > 1) {
+    if (options.search.nbest > 1) {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& h : line.hypotheses) list.push_back(hypothesis_json(h, options.attention, number));
       entry["nbest"] = list;

@@ -66,10 +66,12 @@ HttpResponse Routes::health() const {
 
 HttpResponse Routes::model() const {
   auto info = model_info_;
-  info["server"] = {{"beam", defaults_.beam}, {"nbest", defaults_.nbest}, {"alpha", defaults_.alpha},
-                    {"max_lines", limits_.max_lines}, {"max_line_bytes", limits_.max_line_bytes},
-                    {"max_beam", limits_.max_beam}, {"max_beam_lines", limits_.max_beam_lines},
-                    {"max_attention_hypotheses", limits_.max_attention_hypotheses}};
+  info["server"] = search_options_json(defaults_.search, SearchOptionUse::request);
+  info["server"].update(nlohmann::json{{"max_lines", limits_.max_lines},
+                                       {"max_line_bytes", limits_.max_line_bytes},
+                                       {"max_beam", limits_.max_beam},
+                                       {"max_beam_lines", limits_.max_beam_lines},
+                                       {"max_attention_hypotheses", limits_.max_attention_hypotheses}});
   return json_response(200, info);
 }
 
@@ -86,7 +88,7 @@ void Routes::translate(const HttpRequest& request, bool opennmt, const Responder
   // Runs on the batch worker, once.
   auto done = [respond, opennmt, sources, options](std::vector<LineResult> results, std::exception_ptr error) {
     if (!error)
-      return respond(json_response(200, opennmt ? opennmt_response(sources, results, options.nbest)
+      return respond(json_response(200, opennmt ? opennmt_response(sources, results, options.search.nbest)
                                                 : translate_response(results, options)));
     try {
       std::rethrow_exception(error);

@@ -14,6 +14,7 @@
 #include "nmt/base/cli.h"
 #include "nmt/base/error.h"
 #include "nmt/base/free_memory.h"
+#include "nmt/decoding/search_flags.h"
 #include "nmt/models/inference_flags.h"
 #include "nmt/serve/batch_queue.h"
 #include "nmt/serve/http_server.h"
@@ -105,10 +106,7 @@ int run(int argc, char** argv) {
       ->check(nmt::cli::in_range(1, 1000))->capture_default_str();
   app.add_option("--max-wait-ms", max_wait_ms, "Longest a request waits for others to batch with")
       ->check(nmt::cli::at_least(0))->capture_default_str();
-  app.add_option("--beam", d.beam, "Default beam size (1 = greedy); requests may choose up to 32")->check(nmt::cli::in_range(1, 32))->capture_default_str();
-  app.add_option("--nbest", d.nbest, "Default hypotheses per line (<= beam); n_best of /translator/translate")
-      ->check(nmt::cli::in_range(1, 32))->capture_default_str();
-  app.add_option("--alpha", d.alpha, "Default GNMT length penalty; 0 = none")->check(nmt::cli::in_range(0.0, 10.0))->capture_default_str();
+  nmt::add_search_flags(app, d.search, nmt::SearchOptionUse::serve);
   app.add_option("--max-lines", settings.limits.max_lines, "Most lines per request (more: HTTP 413)")
       ->check(nmt::cli::positive())->capture_default_str();
   app.add_option("--max-line-bytes", settings.limits.max_line_bytes, "Most bytes per line (more: HTTP 413)")
@@ -125,7 +123,13 @@ int run(int argc, char** argv) {
   app.add_option("--max-input-tokens", base.max_input_tokens, "Longer inputs are truncated (with a warning in the answer)")
       ->check(nmt::cli::positive())->capture_default_str();
   return nmt::cli::run(app, common, argc, argv, [&] {
-    if (d.nbest > d.beam) throw nmt::Error("--nbest " + std::to_string(d.nbest) + " must be <= --beam " + std::to_string(d.beam));
+    if (d.search.beam > settings.limits.max_beam)
+      throw nmt::Error("--beam " + std::to_string(d.search.beam) + " is more than a request may choose (" +
+                       std::to_string(settings.limits.max_beam) + ")");
+    if (d.search.nbest > d.search.beam)
+      throw nmt::Error("--nbest " + std::to_string(d.search.nbest) + " must be <= --beam " + std::to_string(d.search.beam));
+    d.search.validate();
+    base.search = d.search;
     // Else a full request with the defaults (and every /translator/translate request of
     // --max-lines) would be refused.
     try {

@@ -13,9 +13,7 @@ TranslationService::TranslationService(InferenceModelPtr model, TranslateOptions
 
 TranslateOptions TranslationService::translate_options(const JobOptions& options) const {
   TranslateOptions translate = base_;
-  translate.search.beam = options.beam;
-  translate.search.nbest = options.nbest;
-  translate.search.alpha = options.alpha;
+  translate.search = options.search;
   translate.search.keep_attention = options.attention;
   return translate;
 }

@@ -10,6 +10,7 @@
 #include "nmt/base/cli.h"
 #include "translation_progress.h"
 #include "nmt/base/error.h"
+#include "nmt/decoding/search_flags.h"
 #include "nmt/decoding/translator.h"
 #include "nmt/export/align_job.h"
 #include "nmt/export/attention_html.h"
@@ -32,11 +33,10 @@ int run(int argc, char** argv) {
   app.add_option("-i,--input", input_path, "Read the sources from this file instead of stdin")->check(CLI::ExistingFile);
   app.add_option("--tgt", target_path, "Reference translations to force-decode (as many lines as the sources)")
       ->check(CLI::ExistingFile);
-  app.add_option("--beam", translate.search.beam, "Beam size when translating")->check(nmt::cli::positive())->capture_default_str();
+  nmt::add_search_flags(app, translate.search, nmt::SearchOptionUse::align);
   app.add_option("--nbest", job.nbest, "Export the K best hypotheses of each sentence (objects with \"rank\")")
       ->check(nmt::cli::positive())
       ->capture_default_str();
-  app.add_option("--alpha", translate.search.alpha, "Length penalty when translating")->capture_default_str();
   app.add_option("--layers", layers, "Transformer decoder layers: all, last or a 0-based index (default: all)");
   app.add_option("--heads", heads, "all heads, or only their mean")->check(CLI::IsMember({"all", "mean"}))->capture_default_str();
   app.add_flag("--self-attention", options.self_attention, "Also export encoder and decoder self-attention (Transformer)");

@@ -19,7 +19,7 @@
 #include "nmt/text/line_reader.h"
 #include "nmt/base/error.h"
 #include "nmt/decoding/input_familiarity.h"
-#include "nmt/decoding/strategy.h"
+#include "nmt/decoding/search_flags.h"
 #include "nmt/eval/metric.h"
 #include "nmt/decoding/translator.h"
 #include "nmt/models/inference_flags.h"
@@ -139,36 +139,7 @@ int run(int argc, char** argv) {
   OutputOptions out;
   bool stream = false;
   const nmt::InferenceFlags model_flags(app, nmt::ModelFlagCount::ensemble);
-  app.add_option("--beam", search.beam, "Beam size (1 = greedy)")->check(nmt::cli::positive())->capture_default_str();
-  std::string strategies = "Search strategy, default greedy for --beam 1, else beam:";
-  for (const auto& strategy : nmt::search_strategies()) strategies += "\n  " + strategy.name + ": " + strategy.description;
-  app.add_option("--search", search.strategy, strategies)->check(CLI::IsMember(nmt::search_strategy_names()));
-  app.add_option("--nbest", search.nbest, "Hypotheses per sentence (<= beam); --search sample: samples per line")
-      ->capture_default_str();
-  auto& sampling = search.sampling;
-  const std::vector<CLI::Option*> sampling_flags = {
-      app.add_option("--sampling-topk", sampling.top_k, "--search sample: draw from the K most probable tokens (0 = all)")
-          ->check(nmt::cli::at_least(0))->capture_default_str(),
-      app.add_option("--sampling-topp", sampling.top_p,
-                     "--search sample: then from the fewest most probable tokens whose probability reaches P (1 = all)")
-          ->check(nmt::cli::in_range(1e-6, 1.0))->capture_default_str(),
-      app.add_option("--sampling-temperature", sampling.temperature,
-                     "--search sample: divides the log-probs first (< 1 sharper, > 1 more diverse)")
-          ->check(nmt::cli::in_range(1e-3, 1e3))->capture_default_str(),
-      app.add_option("--seed", sampling.seed,
-                     "--search sample: random seed (the same seed, model and input give the same output, batched or not)")
-          ->capture_default_str()};
-  app.callback([&] {
-    if (nmt::strategy_for(search).draws_samples) return;
-    for (const auto* flag : sampling_flags)
-      if (flag->count() > 0) throw CLI::ValidationError(flag->get_name(), "applies to --search sample only");
-  });
-  app.add_option("--alpha", search.alpha, "GNMT length penalty ((5+len)/6)^alpha; 0 = none")->capture_default_str();
-  app.add_option("--coverage", search.coverage, "GNMT coverage penalty beta (attention models)")->capture_default_str();
-  app.add_option("--max-len-ratio", search.max_length_ratio, "Max output tokens = ratio * source tokens + extra")
-      ->capture_default_str();
-  app.add_option("--max-len-extra", search.max_length_extra, "See --max-len-ratio")->capture_default_str();
-  app.add_option("--min-len", search.min_length, "No end of sentence before this many tokens")->capture_default_str();
+  nmt::add_search_flags(app, search, nmt::SearchOptionUse::translate);
   auto* size = app.add_option("--batch-size", options.batch_size, "Sentences per batch (1 = stream line by line)");
   app.add_option("--batch-tokens", options.batch_tokens, "Source tokens per batch")->capture_default_str()->excludes(size);
   app.add_option("--max-input-tokens", options.max_input_tokens, "Longer inputs are truncated (with a warning)")

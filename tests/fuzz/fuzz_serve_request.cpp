@@ -22,7 +22,7 @@ std::vector<LineResult> echo(const std::vector<std::string>& lines, const std::v
   std::vector<LineResult> results;
   for (size_t i = 0; i < lines.size(); ++i) {
     LineResult result;
-    for (int k = 0; k < options.nbest; ++k)
+    for (int k = 0; k < options.search.nbest; ++k)
       result.hypotheses.push_back({guides[i].prefix + lines[i], -1.0 * k, -1.0 * k, {"</s>"}, nullptr});
     results.push_back(std::move(result));
   }

@@ -40,7 +40,7 @@ struct FakeBackend {
               std::vector<LineResult> results;
               for (const auto& line : lines) {
                 LineResult r;
-                r.hypotheses.push_back({line + "|" + std::to_string(options.beam), 0, 0, {}, nullptr});
+                r.hypotheses.push_back({line + "|" + std::to_string(options.search.beam), 0, 0, {}, nullptr});
                 results.push_back(r);
               }
               return results;
@@ -54,7 +54,7 @@ struct FakeBackend {
 
 JobOptions with_beam(int beam) {
   JobOptions options;
-  options.beam = beam;
+  options.search.beam = beam;
   return options;
 }
 

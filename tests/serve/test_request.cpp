@@ -26,14 +26,14 @@ int status_of(const std::string& body, bool opennmt = false) {
 
 TEST_CASE("a good request keeps its lines and options", "[serve]") {
   JobOptions defaults;
-  defaults.beam = 4;
+  defaults.search.beam = 4;
   const auto r = parse_translate_request(R"({"text": ["eins", "zwei"], "nbest": 3, "attention": true})", defaults, {});
   CHECK(r.lines == std::vector<std::string>{"eins", "zwei"});
-  CHECK(r.options.beam == 4);
-  CHECK(r.options.nbest == 3);
+  CHECK(r.options.search.beam == 4);
+  CHECK(r.options.search.nbest == 3);
   CHECK(r.options.attention);
-  CHECK(r.options.alpha == defaults.alpha);
-  CHECK(parse_translate_request(R"({"text": "eins", "beam": 1})", defaults, {}).options.nbest == 1);
+  CHECK(r.options.search.alpha == defaults.search.alpha);
+  CHECK(parse_translate_request(R"({"text": "eins", "beam": 1})", defaults, {}).options.search.nbest == 1);
   const auto o = parse_opennmt_request(R"([{"src": "eins", "id": 100}, {"src": ""}])", defaults, {});
   CHECK(o.lines == std::vector<std::string>{"eins", ""});
 }

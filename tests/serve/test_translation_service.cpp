@@ -18,8 +18,9 @@ TEST_CASE("the service answers what the Translator answers", "[serve]") {
   base.search.max_length_extra = 4;
   serve::TranslationService service(set_up_for_inference(test::random_model(dir, "transformer", 3), Precision::fp32, torch::kCPU), base);
   serve::JobOptions options;
-  options.beam = 3;
-  options.nbest = 2;
+  options.search = base.search;  // the server's settings, as nmt-serve's flags give both
+  options.search.beam = 3;
+  options.search.nbest = 2;
   options.attention = true;
   std::vector<serve::AdmittedLine> admitted;
   std::vector<const serve::AdmittedLine*> admitted_lines;

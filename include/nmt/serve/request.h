@@ -7,19 +7,19 @@
 #include <vector>
 
 #include "nmt/base/error.h"
+#include "nmt/decoding/search_option_table.h"
 
 namespace nmt::serve {
 
-/// The search options a request may choose. Requests are batched together only when
-/// these are equal (the worker runs one search per batch).
+/// The search a request asks for: the server's settings (its flags) with what the request
+/// chose of the options search_option_table.h lets requests choose. Requests are batched
+/// together only when these are equal (the worker runs one search per batch).
 struct JobOptions {
-  int beam = 5;
-  int nbest = 1;
-  double alpha = 0.6;
+  SearchOptions search;
   bool attention = false;  ///< also return nmt-align's attention object per hypothesis
 
   bool operator==(const JobOptions& other) const {
-    return beam == other.beam && nbest == other.nbest && alpha == other.alpha && attention == other.attention;
+    return same_search_settings(search, other.search) && attention == other.attention;
   }
   bool operator!=(const JobOptions& other) const { return !(*this == other); }
 };
@@ -68,7 +68,8 @@ struct TranslateRequest {
 
 /// POST /v1/translate: {"text": ["...", ...] or "...", "prefix": like "text" (optional; ""
 /// for none), "constraints": one array of phrases per line (a flat array for a one-line
-/// request; needs beam >= 2), "beam", "nbest", "alpha", "attention"}.
+/// request; needs beam >= 2), "attention", and the search options requests may choose
+/// (search_option_table.h: "beam", "nbest", "alpha")}.
 /// Fields left out take `defaults`. Throws RequestError (400 bad shape, 413 over a limit).
 TranslateRequest parse_translate_request(const std::string& body, const JobOptions& defaults,
                                          const RequestLimits& limits);

@@ -1,0 +1,17 @@
+#pragma once
+// The search options as a tool's flags, from their one description (search_option_table.h):
+// nmt-translate, nmt-align and nmt-serve each add the ones the table gives them.
+#include <CLI/CLI.hpp>
+
+#include "nmt/decoding/search_option_table.h"
+
+namespace nmt {
+
+/// Adds --NAME for each option `tool` takes, bound to its field of `options` (its value
+/// there is the default shown by --help), with the option's bounds as a usage check (exit 2).
+/// nmt-serve's help says which a request may choose. Where sampling-only options are added,
+/// the app's callback refuses them without `--search sample` (so the tool sets no callback
+/// of its own).
+void add_search_flags(CLI::App& app, SearchOptions& options, SearchOptionUse tool);
+
+}  // namespace nmt
