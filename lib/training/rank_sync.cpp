@@ -58,7 +58,7 @@ void TrainingRun::synchronise_ranks() {
   // Different dropout masks on every rank (rank 0 keeps the single-process stream).
   if (!group.is_main())
     torch::manual_seed(static_cast<uint64_t>(config_.train.seed) + 7919ULL * group.rank() +
-                       static_cast<uint64_t>(progress_.step));
+                       static_cast<uint64_t>(state_.step));
   // Behind backward on Gloo; NCCL's collectives on the backward's CUDA streams are not done yet.
   const bool overlap = config_.train.overlap_allreduce && group.backend() == DistributedBackend::gloo;
   const bool fp16_wire = config_.train.allreduce_precision == "fp16";
@@ -82,11 +82,11 @@ void TrainingRun::synchronise_ranks() {
 void TrainingRun::share_validation_outcome() {
   if (group_->world_size() == 1) return;
   group_->wait_for_main();
-  auto state = torch::tensor(learning_rate_->state_values(), torch::kFloat64)
+  auto state = torch::tensor(state_.validation_outcome(), torch::kFloat64)
                    .to(group_->device());  // NCCL moves only device memory
   group_->broadcast({state});
   const auto on_host = state.cpu();
-  learning_rate_->restore_state_values(
+  state_.take_validation_outcome(
       std::vector<double>(on_host.data_ptr<double>(), on_host.data_ptr<double>() + on_host.numel()));
 }
 

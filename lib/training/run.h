@@ -23,6 +23,7 @@
 #include "nmt/training/schedule.h"
 #include "nmt/text/batching.h"
 #include "nmt/training/training_schedule.h"
+#include "nmt/training/training_state.h"
 #include "nmt/training/trainer.h"
 #include "nmt/training/validation.h"
 #include "overlapped_sum.h"
@@ -30,18 +31,6 @@
 #include "training_log.h"
 
 namespace nmt::training_run {
-
-// Everything that changes while training and must survive a resume.
-struct Progress {
-  int64_t step = 0;            // updates done
-  int64_t epoch = 0;           // current epoch (0-based)
-  int64_t batch_in_epoch = 0;  // next batch of the current epoch
-  double best_metric = 0;
-  bool has_best = false;
-  int64_t best_step = -1;      // the step best.pt holds (-1: unknown, a run from before it was stored)
-  int64_t bad_validations = 0;
-  double elapsed_seconds = 0;  // over every start of the run (resumes included)
-};
 
 /// One nmt-train run, from its options to its result: the single owner of the model, the
 /// optimizer, the data, the log, the process group and the progress. What to do after each
@@ -84,13 +73,9 @@ class TrainingRun {
   void open_model_directory(bool resuming);
 
   // --- checkpoints (run_setup.cpp, trainer.cpp) ---
-  /// Writes DIR/name: the model file, plus the optimizer, progress and RNG with the training state.
+  /// Writes DIR/name: the model file, plus (with the training state) the optimizer, state_ and the random streams.
   void save(const std::string& name, bool with_training_state);
-  template <typename Visitor>
-  void visit_progress(Visitor&& visit);
   void restore(torch::serialize::InputArchive& archive, const std::string& path);
-  void restore_progress(torch::serialize::InputArchive& state, const std::string& path);
-  void restore_positional_progress(torch::serialize::InputArchive& state);
   /// True when best.pt is missing, damaged or older than the best model last.pt holds.
   bool best_needs_repair();
   std::vector<std::string> step_checkpoints();
@@ -107,7 +92,7 @@ class TrainingRun {
 
   // --- the loop (trainer.cpp) ---
   TrainingResult run_training(double startup_seconds);
-  /// One epoch's batches from progress_.batch_in_epoch on, until a stop; returns the stop reason.
+  /// One epoch's batches from state_.batch_in_epoch on, until a stop; returns the stop reason.
   std::string train_epoch(TrainingClock& clock, TrainingResult& result, StopSignals& signals);
   /// One update over this rank's share; the loss and target tokens summed over all ranks.
   std::pair<double, int64_t> update(const std::vector<Batch>& batches);
@@ -134,10 +119,10 @@ class TrainingRun {
   ModelPtr model_;
   InferenceModelPtr validation_model_;  // model_'s weights on the fp32 inference path
   std::unique_ptr<FusedAdam> optimizer_;
-  std::unique_ptr<LearningRateSchedule> learning_rate_;
+  std::unique_ptr<LearningRateSchedule> learning_rate_;  // a policy: its state is state_.plateau
   std::optional<Loss> loss_;  // its kernel decided for device_ when the loop starts
   std::optional<TrainingSchedule> schedule_;  // from config_, once it is final
-  Progress progress_;
+  TrainingState state_;  // counters, best score, the schedule's state: saved with every last.pt
   struct ValidationScore {
     int64_t step;
     double metric;  // train.metric's, higher is better

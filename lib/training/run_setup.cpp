@@ -19,66 +19,13 @@
 
 namespace nmt::training_run {
 
-// The training state that is not tensors of its own, by name: a field added later
-// cannot shift the others, and a missing one is an error naming it.
-template <typename Visitor>
-void TrainingRun::visit_progress(Visitor&& v) {
-  auto& p = progress_;
-  v("step", p.step);
-  v("epoch", p.epoch);
-  v("batch_in_epoch", p.batch_in_epoch);
-  v("has_best", p.has_best);
-  v("best_metric", p.best_metric);
-  v("best_step", p.best_step);
-  v("bad_validations", p.bad_validations);
-  v("elapsed_seconds", p.elapsed_seconds);
-  learning_rate_->visit_state(v);
-}
-
-namespace {
-
-torch::Tensor to_tensor(int64_t value) { return torch::tensor(value, torch::kInt64); }
-torch::Tensor to_tensor(bool value) { return torch::tensor(int64_t(value), torch::kInt64); }
-torch::Tensor to_tensor(double value) { return torch::tensor(value, torch::kFloat64); }
-void from_tensor(const torch::Tensor& t, int64_t& value) { value = t.item<int64_t>(); }
-void from_tensor(const torch::Tensor& t, bool& value) { value = t.item<int64_t>() != 0; }
-void from_tensor(const torch::Tensor& t, double& value) { value = t.item<double>(); }
-
-}  // namespace
-
-// Checkpoints written before the progress was stored by name: two tensors with the fields by position.
-void TrainingRun::restore_positional_progress(torch::serialize::InputArchive& state) {
-  torch::Tensor counters, reals;
-  state.read("progress", counters);
-  state.read("progress_real", reals);
-  auto c = counters.accessor<int64_t, 1>();
-  auto r = reals.accessor<double, 1>();
-  auto& p = progress_;
-  p.step = c[0], p.epoch = c[1], p.batch_in_epoch = c[2], p.has_best = c[3] != 0;
-  p.bad_validations = c[4];
-  p.best_metric = r[0], p.elapsed_seconds = r[1];
-  learning_rate_->restore_state_values({r[2], static_cast<double>(c[5])});
-}
-
-void TrainingRun::restore_progress(torch::serialize::InputArchive& state, const std::string& path) {
-  torch::serialize::InputArchive named;
-  if (!state.try_read("progress_fields", named)) return restore_positional_progress(state);
-  visit_progress([&](const char* name, auto& field) {
-    torch::Tensor value;
-    if (!named.try_read(name, value))
-      throw Error(path + ": the training state lacks \"" + std::string(name) + "\"");
-    from_tensor(value, field);
-  });
-}
-
 void TrainingRun::save(const std::string& name, bool with_training_state) {
   torch::serialize::OutputArchive state;
   if (with_training_state) {
-    torch::serialize::OutputArchive optimizer, progress;
+    torch::serialize::OutputArchive optimizer;
     optimizer_->save(optimizer);
     state.write("optimizer", optimizer);
-    visit_progress([&](const char* field_name, auto& field) { progress.write(field_name, to_tensor(field)); });
-    state.write("progress_fields", progress);
+    state_.save(state);
     auto generator = at::detail::getDefaultCPUGenerator();
     std::lock_guard<std::mutex> lock(generator.mutex());
     state.write("rng", generator.get_state());
@@ -91,7 +38,7 @@ void TrainingRun::save(const std::string& name, bool with_training_state) {
     }
   }
   save_checkpoint(path(name), config_, *model_, *source_tokenizer_, *target_tokenizer_,
-                  with_training_state ? &state : nullptr, progress_.step, source_piece_counts_);
+                  with_training_state ? &state : nullptr, state_.step, source_piece_counts_);
 }
 
 void TrainingRun::restore(torch::serialize::InputArchive& archive, const std::string& path) {
@@ -99,7 +46,7 @@ void TrainingRun::restore(torch::serialize::InputArchive& archive, const std::st
   archive.read("training", state);
   state.read("optimizer", optimizer);
   optimizer_->load(optimizer);
-  restore_progress(state, path);
+  state_ = TrainingState::load(state, path);
   torch::Tensor rng;
   state.read("rng", rng);
   auto generator = at::detail::getDefaultCPUGenerator();
@@ -223,7 +170,7 @@ std::string TrainingRun::checkpoint_bytes_on_every_rank(const std::string& path)
 void TrainingRun::resume() { load_for_resume(checkpoint_bytes_on_every_rank(path("last.pt"))); }
 
 bool TrainingRun::best_needs_repair() {
-  const auto& p = progress_;
+  const auto& p = state_;
   // last.pt is written before best.pt: a kill between the two leaves last.pt saying
   // that the weights it holds are the best, and best.pt older.
   if (!p.has_best || p.best_step != p.step) return false;

@@ -54,14 +54,14 @@ std::pair<double, int64_t> TrainingRun::update(const std::vector<Batch>& batches
   const double loss_sum = group_->sum(local_loss.defined() ? local_loss.item<double>() : 0.0);
   if (!std::isfinite(loss_sum))
     throw Error("training loss became " + std::to_string(loss_sum) + " at step " +
-                std::to_string(progress_.step + 1) +
+                std::to_string(state_.step + 1) +
                 "; lower train.learning_rate or raise train.warmup_steps (last.pt keeps the last good state)");
   const auto parameters = model_->parameters();
   const double clip_norm = config_.train.clip_norm;
-  set_learning_rate(*optimizer_, learning_rate_->rate(progress_.step + 1));
+  set_learning_rate(*optimizer_, learning_rate_->rate(state_.step + 1, state_.plateau));
   optimizer_->update(clip_norm > 0 ? clipping_factor(parameters, clip_norm) : 1.0);
   release_gradients(parameters);
-  ++progress_.step;
+  ++state_.step;
   return {loss_sum, tokens};
 }
 
@@ -99,9 +99,9 @@ void TrainingRun::write_averaged_model() {
   for (size_t m = 1; m <= paths.size(); ++m) {
     const std::vector<std::string> newest(paths.end() - static_cast<long>(m), paths.end());
     // The newest alone holds the final weights, validated when it was written: not again.
-    const bool validated = m == 1 && last_validation_ && last_validation_->step == progress_.step &&
+    const bool validated = m == 1 && last_validation_ && last_validation_->step == state_.step &&
                            std::filesystem::path(newest.front()).filename() ==
-                               "step-" + std::to_string(progress_.step) + ".pt";
+                               "step-" + std::to_string(state_.step) + ".pt";
     double metric = validated ? last_validation_->metric : 0;
     if (!validated) {
       auto candidate = average_checkpoints(newest);
@@ -132,14 +132,14 @@ void TrainingRun::write_averaged_model() {
 bool TrainingRun::validate_and_checkpoint() {
   const auto& t = config_.train;
   const auto result = validate(validation_model(), valid_, t.batch_tokens, t.valid_max_sentences,
-                               validation_progress("validation @ step " + std::to_string(progress_.step)));
+                               validation_progress("validation @ step " + std::to_string(state_.step)));
   const double metric = result.metric(t.metric);
-  auto& p = progress_;
+  auto& p = state_;
   last_validation_ = ValidationScore{p.step, metric};
   const bool improved = TrainingSchedule::improves(p.has_best, p.best_metric, metric);
   if (improved) p.best_metric = metric, p.has_best = true, p.best_step = p.step, p.bad_validations = 0;
   else ++p.bad_validations;
-  learning_rate_->on_validation(improved);
+  state_.plateau = learning_rate_->after_validation(state_.plateau, improved);
   log_->validation(p.step, result, improved, t.metric);
   save("last.pt", true);
   if (improved) save("best.pt", false);
@@ -158,15 +158,15 @@ void TrainingRun::open_model_directory(bool resuming) {
   if (!lock_.held()) lock_ = DirectoryLock(options_.model_dir);
   for (const auto& name : remove_stale_temporaries(options_.model_dir))
     log_->message("removed " + path(name) + " (left by an interrupted write)");
-  log_->open(path("train.jsonl"), progress_.step);
-  if (resuming) log_->message("resuming from " + path("last.pt") + " at step " + std::to_string(progress_.step));
+  log_->open(path("train.jsonl"), state_.step);
+  if (resuming) log_->message("resuming from " + path("last.pt") + " at step " + std::to_string(state_.step));
   log_->config(config_, model_->parameters());
   log_->message("precision: " + precision_name(precision_) +
                    (config_.train.precision == "auto" ? " (train.precision auto)" : ""));
   write_file_atomically(path("config.json"), config_to_json(config_).dump(2) + "\n");
   if (resuming && best_needs_repair()) {
     save("best.pt", false);
-    log_->message("rewrote " + path("best.pt") + " from last.pt (step " + std::to_string(progress_.step) +
+    log_->message("rewrote " + path("best.pt") + " from last.pt (step " + std::to_string(state_.step) +
                      "): the run was stopped before writing it");
   }
 }
@@ -194,12 +194,12 @@ ValidationProgress TrainingRun::validation_progress(const std::string& what) con
 }
 
 RunPosition TrainingRun::position(double epoch, const TrainingClock& clock) const {
-  return {progress_.step, epoch, clock.elapsed_seconds()};
+  return {state_.step, epoch, clock.elapsed_seconds()};
 }
 
 std::string TrainingRun::train_epoch(TrainingClock& clock, TrainingResult& result, StopSignals& signals) {
   const auto& t = config_.train;
-  auto& p = progress_;
+  auto& p = state_;
   const auto planning = std::chrono::steady_clock::now();
   const auto batches = make_batches(*train_, t.batch_tokens, static_cast<uint64_t>(t.seed) * 1000003ULL + p.epoch,
                                     true, static_cast<size_t>(t.max_length));
@@ -233,7 +233,7 @@ std::string TrainingRun::train_epoch(TrainingClock& clock, TrainingResult& resul
                           progress_interval(options_.progress_every_seconds);
     if (logged || line_due) {
       const auto window = logged ? clock.take_window() : clock.peek_window();
-      const ProgressLine line{p.step, now.epoch, window.loss, learning_rate_->rate(p.step), window.tokens_per_second,
+      const ProgressLine line{p.step, now.epoch, window.loss, learning_rate_->rate(p.step, p.plateau), window.tokens_per_second,
                               now.elapsed_seconds, schedule_->eta(start_, now, clock.pace()),
                               group_->world_size() > 1 ? window.gradient_sum_share : -1};
       if (logged) log_->progress(line);
@@ -265,15 +265,15 @@ std::string TrainingRun::train_epoch(TrainingClock& clock, TrainingResult& resul
 
 TrainingResult TrainingRun::run_training(double startup_seconds) {
   TrainingResult result;
-  result.stop_reason = schedule_->reached_before_start(progress_.step, progress_.epoch, progress_.elapsed_seconds);
+  result.stop_reason = schedule_->reached_before_start(state_.step, state_.epoch, state_.elapsed_seconds);
   const bool train_now = result.stop_reason.empty();
   StopSignals stop_signals(group_->rank(), group_->world_size());
-  TrainingClock clock(progress_.elapsed_seconds);
-  start_ = {progress_.step, static_cast<double>(progress_.epoch), progress_.elapsed_seconds};
+  TrainingClock clock(state_.elapsed_seconds);
+  start_ = {state_.step, static_cast<double>(state_.epoch), state_.elapsed_seconds};
   if (train_now) {
     char took[32];
     std::snprintf(took, sizeof took, "%.1f", startup_seconds);
-    log_->message("start-up took " + std::string(took) + " s; training from step " + std::to_string(progress_.step + 1));
+    log_->message("start-up took " + std::string(took) + " s; training from step " + std::to_string(state_.step + 1));
   }
   {
     // The model computes on its training path until the loop ends, however it ends
@@ -285,14 +285,14 @@ TrainingResult TrainingRun::run_training(double startup_seconds) {
   }
   stop_signals.disarm_watchdog();  // the ranks agreed to stop: the final save may take its time
   if (is_main() && train_now) {
-    if (schedule_->validate_at_end(progress_.step, agreed_signal_)) validate_and_checkpoint();
+    if (schedule_->validate_at_end(state_.step, agreed_signal_)) validate_and_checkpoint();
     else save("last.pt", true);
     if (schedule_->average_at_end(agreed_signal_)) write_averaged_model();
   }
   group_->wait_for_main();  // the other ranks finish only once rank 0 has saved
-  result.steps = progress_.step;
-  result.epochs_completed = progress_.epoch;
-  result.best_metric = progress_.best_metric;
+  result.steps = state_.step;
+  result.epochs_completed = state_.epoch;
+  result.best_metric = state_.best_metric;
   result.model = model_;
   log_->message("stopped: " + result.stop_reason + "; checkpoints in " + options_.model_dir);
   return result;

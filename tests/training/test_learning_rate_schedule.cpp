@@ -1,8 +1,6 @@
-// The learning-rate schedules, and the plateau schedule's state: what a resumed run and the
-// other ranks of a distributed one take over from it.
+// The learning-rate schedules: pure policies over the step and the plateau state they are given.
 #include "support/catch.h"
 
-#include "nmt/base/error.h"
 #include "nmt/training/schedule.h"
 
 using nmt::LearningRateSchedule;
@@ -14,39 +12,37 @@ TEST_CASE("noam warms up linearly, then decays with the inverse square root", "[
   config.learning_rate = 1e-3;
   config.warmup_steps = 100;
   const LearningRateSchedule schedule(config);
-  CHECK(schedule.rate(50) == Approx(5e-4));
-  CHECK(schedule.rate(100) == Approx(1e-3));
-  CHECK(schedule.rate(400) == Approx(5e-4));
+  CHECK(schedule.rate(50, {}) == Approx(5e-4));
+  CHECK(schedule.rate(100, {}) == Approx(1e-3));
+  CHECK(schedule.rate(400, {}) == Approx(5e-4));
 }
 
-TEST_CASE("plateau lowers the rate after its patience, and its state carries over", "[training_schedule]") {
+TEST_CASE("plateau lowers the rate after its patience, from the state it is given", "[training_schedule]") {
   TrainConfig config;
   config.schedule = "plateau";
   config.learning_rate = 1e-3;
   config.plateau_patience = 2;
   config.plateau_factor = 0.5;
   config.min_learning_rate = 1e-4;
-  LearningRateSchedule schedule(config);
-  schedule.on_validation(false);
-  CHECK(schedule.rate(10) == Approx(1e-3));  // one stall: within the patience
-  schedule.on_validation(true);
-  schedule.on_validation(false);
-  CHECK(schedule.rate(10) == Approx(1e-3));  // an improvement started the count again
-  schedule.on_validation(false);
-  CHECK(schedule.rate(10) == Approx(5e-4));
-  schedule.on_validation(false);  // one stall after the decay
-
-  // Another schedule (a resumed run, another rank) takes the state over: the same rate,
-  // and the next stall decays it, as it would have this one.
-  LearningRateSchedule taken(config);
-  taken.restore_state_values(schedule.state_values());
-  CHECK(taken.rate(10) == Approx(5e-4));
-  taken.on_validation(false);
-  schedule.on_validation(false);
-  CHECK(taken.rate(10) == Approx(2.5e-4));
-  CHECK(taken.state_values() == schedule.state_values());
+  const LearningRateSchedule schedule(config);
+  nmt::PlateauState plateau;
+  plateau = schedule.after_validation(plateau, false);
+  CHECK(schedule.rate(10, plateau) == Approx(1e-3));  // one stall: within the patience
+  plateau = schedule.after_validation(plateau, true);
+  plateau = schedule.after_validation(plateau, false);
+  CHECK(schedule.rate(10, plateau) == Approx(1e-3));  // an improvement started the count again
+  plateau = schedule.after_validation(plateau, false);
+  CHECK(schedule.rate(10, plateau) == Approx(5e-4));
+  CHECK(plateau.stalled_validations == 0);
+  // Another schedule of the same config (a resumed run, another rank) given the state: the
+  // same rate, and the same reaction.
+  const LearningRateSchedule other(config);
+  CHECK(other.rate(10, plateau) == Approx(5e-4));
+  CHECK(other.after_validation(plateau, false) == schedule.after_validation(plateau, false));
   // The floor.
-  for (int i = 0; i < 10; ++i) taken.on_validation(false);
-  CHECK(taken.rate(10) == Approx(1e-4));
-  CHECK_THROWS_AS(taken.restore_state_values({1.0}), nmt::Error);
+  for (int i = 0; i < 20; ++i) plateau = schedule.after_validation(plateau, false);
+  CHECK(schedule.rate(10, plateau) == Approx(1e-4));
+  // Other schedules leave the state as it is.
+  config.schedule = "noam";
+  CHECK(LearningRateSchedule(config).after_validation(nmt::PlateauState{}, false) == nmt::PlateauState{});
 }

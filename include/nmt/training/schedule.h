@@ -1,36 +1,33 @@
 #pragma once
 // Learning-rate schedules: constant, Noam / inverse-sqrt warmup, reduce-on-plateau.
 #include <cstdint>
-#include <vector>
 
 #include "nmt/base/config.h"
 
 namespace nmt {
 
+/// The plateau schedule's state (the other schedules depend on the step alone). A value in
+/// the run's TrainingState, so it is saved, resumed and shared between ranks with the rest.
+struct PlateauState {
+  double scale = 1.0;               ///< the peak rate's factor so far
+  int64_t stalled_validations = 0;  ///< validations without improvement since the last decay
+  bool operator==(const PlateauState& other) const {
+    return scale == other.scale && stalled_validations == other.stalled_validations;
+  }
+};
+
+/// A pure policy: the rate of a step and the plateau's reaction to a validation, from the
+/// config and the state it is given.
 class LearningRateSchedule {
  public:
   explicit LearningRateSchedule(const TrainConfig& config) : config_(config) {}
   /// Rate for update number `step` (1-based).
-  double rate(int64_t step) const;
-  /// Plateau: called after each validation with whether the metric improved.
-  void on_validation(bool improved);
-
-  /// The state a resumed run needs (plateau only; the others depend on the step alone), by
-  /// name: `v(name, field)` for each, to write or to read (the checkpoint's progress fields).
-  template <typename Visitor>
-  void visit_state(Visitor&& v) {
-    v("stalled_validations", stalled_validations_);
-    v("plateau_scale", plateau_scale_);
-  }
-  /// The same state as numbers, in a fixed order (to send rank 0's to the other ranks), and
-  /// back. nmt::Error on a list of another length.
-  std::vector<double> state_values() const;
-  void restore_state_values(const std::vector<double>& values);
+  double rate(int64_t step, const PlateauState& plateau) const;
+  /// The plateau state after a validation that did or did not improve the metric.
+  PlateauState after_validation(PlateauState plateau, bool improved) const;
 
  private:
   TrainConfig config_;
-  double plateau_scale_ = 1.0;
-  int64_t stalled_validations_ = 0;
 };
 
 }  // namespace nmt
