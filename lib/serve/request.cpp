@@ -53,8 +53,8 @@ void check_line_count(size_t count, const RequestLimits& limits) {
 
 JobOptions read_options(const json& object, const JobOptions& defaults, const RequestLimits& limits) {
   JobOptions options = defaults;
-  // On top of each option's own bounds, the server's: a beam of at most --max-beam (what a
-  // request may cost), an n-best of at most the request's beam.
+  // On top of each option's own bounds, the server's: a beam of at most limits.max_beam
+  // (what a request may cost), an n-best of at most the request's beam.
   const SearchOptionCap server_caps = [&limits](const SearchOptionSpec& spec, const SearchOptions& read) {
     if (spec.name == "beam") return static_cast<double>(limits.max_beam);
     if (spec.name == "nbest") return static_cast<double>(read.beam);

@@ -72,7 +72,7 @@ class SearchOptionError : public Error {
 };
 
 /// A caller's tighter upper bound of one option, given what was read before it in table
-/// order (nmt-serve: "beam" at most --max-beam, "nbest" at most the request's beam).
+/// order (nmt-serve: "beam" at most its request limit, "nbest" at most the request's beam).
 using SearchOptionCap = std::function<double(const SearchOptionSpec& spec, const SearchOptions& read_so_far)>;
 
 /// Sets, in `options`, each option `use` takes that `object` has (a JSON object), checked
