@@ -1,8 +1,4 @@
 // Starting a run: fresh or resumed from last.pt, the data, and checkpoint writing.
-#include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Context.h>
-#include <ATen/core/Generator.h>
-
 #include <filesystem>
 
 #include "nmt/base/atomic_file.h"
@@ -25,17 +21,8 @@ void TrainingRun::save(const std::string& name, bool with_training_state) {
     torch::serialize::OutputArchive optimizer;
     optimizer_->save(optimizer);
     state.write("optimizer", optimizer);
+    state_.random = RandomStreams::capture(device_);
     state_.save(state);
-    auto generator = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(generator.mutex());
-    state.write("rng", generator.get_state());
-    // On a GPU, dropout draws from the device's own generator: a resume there is exact
-    // only with its state too.
-    if (device_.is_cuda()) {
-      auto device_generator = at::globalContext().defaultGenerator(device_);
-      std::lock_guard<std::mutex> device_lock(device_generator.mutex());
-      state.write("cuda_rng", device_generator.get_state());
-    }
   }
   save_checkpoint(path(name), config_, *model_, *source_tokenizer_, *target_tokenizer_,
                   with_training_state ? &state : nullptr, state_.step, source_piece_counts_);
@@ -47,22 +34,9 @@ void TrainingRun::restore(torch::serialize::InputArchive& archive, const std::st
   state.read("optimizer", optimizer);
   optimizer_->load(optimizer);
   state_ = TrainingState::load(state, path);
-  torch::Tensor rng;
-  state.read("rng", rng);
-  auto generator = at::detail::getDefaultCPUGenerator();
-  std::lock_guard<std::mutex> lock(generator.mutex());
-  generator.set_state(rng);
-  // Saved on a GPU and resumed on one: its dropout stream goes on where it stopped. (Resumed
-  // on the CPU, or saved there, the CPU's stream is what there is.)
-  torch::Tensor device_rng;
-  if (device_.is_cuda() && state.try_read("cuda_rng", device_rng)) {
-    auto device_generator = at::globalContext().defaultGenerator(device_);
-    std::lock_guard<std::mutex> device_lock(device_generator.mutex());
-    device_generator.set_state(device_rng);
-  } else if (device_.is_cuda()) {
+  if (!state_.random.apply(device_))
     log_->message(path + " holds no GPU random state (saved on the CPU): dropout on " + device_.str() +
                   " starts a new stream");
-  }
 }
 
 namespace {

@@ -1,6 +1,11 @@
 #include "nmt/training/training_state.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
+#include <ATen/core/Generator.h>
 #include <torch/torch.h>
+
+#include <mutex>
 
 #include "nmt/base/error.h"
 
@@ -44,24 +49,68 @@ TrainingState load_positional(torch::serialize::InputArchive& training) {
   return s;
 }
 
+bool same_tensor(const torch::Tensor& a, const torch::Tensor& b) {
+  if (!a.defined() || !b.defined()) return a.defined() == b.defined();
+  return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() && torch::equal(a, b);
+}
+
 }  // namespace
+
+RandomStreams RandomStreams::capture(const torch::Device& device) {
+  RandomStreams streams;
+  auto generator = at::detail::getDefaultCPUGenerator();
+  {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    streams.cpu = generator.get_state();
+  }
+  // On a GPU, dropout draws from the device's own generator: a resume there is exact only
+  // with its state too.
+  if (device.is_cuda()) {
+    auto device_generator = at::globalContext().defaultGenerator(device);
+    std::lock_guard<std::mutex> lock(device_generator.mutex());
+    streams.device = device_generator.get_state();
+  }
+  return streams;
+}
+
+bool RandomStreams::apply(const torch::Device& device) const {
+  auto generator = at::detail::getDefaultCPUGenerator();
+  {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(cpu);
+  }
+  if (!device.is_cuda()) return true;
+  // Saved on the CPU and resumed on a GPU: the CPU's stream is what there is.
+  if (!this->device.defined()) return false;
+  auto device_generator = at::globalContext().defaultGenerator(device);
+  std::lock_guard<std::mutex> lock(device_generator.mutex());
+  device_generator.set_state(this->device);
+  return true;
+}
 
 void TrainingState::save(torch::serialize::OutputArchive& training) const {
   torch::serialize::OutputArchive fields;
   visit_fields(*this, [&](const char* name, const auto& field) { fields.write(name, to_tensor(field)); });
   training.write("progress_fields", fields);
+  training.write("rng", random.cpu);
+  if (random.device.defined()) training.write("cuda_rng", random.device);
 }
 
 TrainingState TrainingState::load(torch::serialize::InputArchive& training, const std::string& path) {
   torch::serialize::InputArchive fields;
-  if (!training.try_read("progress_fields", fields)) return load_positional(training);
   TrainingState s;
-  visit_fields(s, [&](const char* name, auto& field) {
-    torch::Tensor value;
-    if (!fields.try_read(name, value))
-      throw Error(path + ": the training state lacks \"" + std::string(name) + "\"");
-    from_tensor(value, field);
-  });
+  if (training.try_read("progress_fields", fields)) {
+    visit_fields(s, [&](const char* name, auto& field) {
+      torch::Tensor value;
+      if (!fields.try_read(name, value))
+        throw Error(path + ": the training state lacks \"" + std::string(name) + "\"");
+      from_tensor(value, field);
+    });
+  } else {
+    s = load_positional(training);
+  }
+  if (!training.try_read("rng", s.random.cpu)) throw Error(path + ": the training state lacks its random state \"rng\"");
+  training.try_read("cuda_rng", s.random.device);
   return s;
 }
 
@@ -80,7 +129,7 @@ bool TrainingState::operator==(const TrainingState& other) const {
   std::vector<double> mine, theirs;
   visit_fields(*this, [&](const char*, const auto& field) { mine.push_back(static_cast<double>(field)); });
   visit_fields(other, [&](const char*, const auto& field) { theirs.push_back(static_cast<double>(field)); });
-  return mine == theirs;
+  return mine == theirs && same_tensor(random.cpu, other.random.cpu) && same_tensor(random.device, other.random.device);
 }
 
 }  // namespace nmt

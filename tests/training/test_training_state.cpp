@@ -18,6 +18,7 @@ TrainingState some_state() {
   s.step = 1234, s.epoch = 3, s.batch_in_epoch = 17, s.best_metric = 31.25, s.has_best = true, s.best_step = 1200;
   s.bad_validations = 2, s.elapsed_seconds = 456.5;
   s.plateau = {0.25, 1};
+  s.random = nmt::RandomStreams::capture(torch::kCPU);
   return s;
 }
 
@@ -44,6 +45,30 @@ TEST_CASE("the training state comes back as it was saved", "[training_state]") {
   auto other = saved;
   other.plateau.stalled_validations += 1;
   CHECK_FALSE(other == saved);
+  torch::rand({3});  // the generator moves on
+  other = saved;
+  other.random = nmt::RandomStreams::capture(torch::kCPU);
+  CHECK_FALSE(other == saved);
+}
+
+TEST_CASE("the random streams go on where they were captured", "[training_state]") {
+  const auto streams = nmt::RandomStreams::capture(torch::kCPU);
+  const auto first = torch::rand({5});
+  CHECK(streams.apply(torch::kCPU));
+  CHECK(torch::equal(torch::rand({5}), first));
+  CHECK_FALSE(streams.device.defined());  // a CPU run has no GPU stream
+}
+
+TEST_CASE("a state without its random stream is an error naming it", "[training_state]") {
+  torch::serialize::OutputArchive without;
+  // The fields alone, as a damaged checkpoint would hold them.
+  torch::serialize::OutputArchive fields;
+  for (const char* name : {"step", "epoch", "batch_in_epoch", "has_best", "best_metric", "best_step", "bad_validations",
+                           "elapsed_seconds", "stalled_validations", "plateau_scale"})
+    fields.write(name, torch::tensor(int64_t(0)));
+  without.write("progress_fields", fields);
+  auto in = through_bytes(without);
+  CHECK_THROWS_WITH(TrainingState::load(in, "run/last.pt"), HasSubstring("run/last.pt: the training state lacks its random state"));
 }
 
 TEST_CASE("a state without one of its fields is an error naming it", "[training_state]") {
@@ -58,8 +83,9 @@ TEST_CASE("checkpoints from before the fields had names load by position", "[tra
   torch::serialize::OutputArchive out;
   out.write("progress", torch::tensor(std::vector<int64_t>{1234, 3, 17, 1, 2, 1}));
   out.write("progress_real", torch::tensor(std::vector<double>{31.25, 456.5, 0.25}, torch::kFloat64));
-  auto in = through_bytes(out);
   auto expected = some_state();
+  out.write("rng", expected.random.cpu);
+  auto in = through_bytes(out);
   expected.best_step = -1;  // not stored then
   CHECK(TrainingState::load(in, "old.pt") == expected);
 }

@@ -1,8 +1,9 @@
 #pragma once
-// What changes while a run trains and must survive a resume, apart from tensors of its own
-// (the weights, the optimizer's moments) and the random streams: a value that saves itself
-// into a checkpoint's training archive and loads itself back.
+// What changes while a run trains and must survive a resume, apart from the weights and the
+// optimizer's moments: a value that saves itself into a checkpoint's training archive and
+// loads itself back.
 #include <torch/serialize/archive.h>
+#include <torch/types.h>
 
 #include <cstdint>
 #include <string>
@@ -11,6 +12,19 @@
 #include "nmt/training/schedule.h"
 
 namespace nmt {
+
+/// The random streams a resumed run goes on with: LibTorch's CPU generator (initialisation
+/// and dropout draw from it; the data order has seeds of its own) and, on a GPU, the device's.
+struct RandomStreams {
+  torch::Tensor cpu;     ///< the CPU generator's state
+  torch::Tensor device;  ///< the GPU generator's (undefined: a CPU run, or none was saved)
+
+  /// The generators' states now, `device`'s too where it is a GPU.
+  static RandomStreams capture(const torch::Device& device);
+  /// Sets the generators to these states. Returns false where `device` is a GPU and no GPU
+  /// state was saved (its stream then starts anew); the CPU's is always set.
+  bool apply(const torch::Device& device) const;
+};
 
 struct TrainingState {
   int64_t step = 0;            ///< updates done
@@ -22,12 +36,14 @@ struct TrainingState {
   int64_t bad_validations = 0;
   double elapsed_seconds = 0;  ///< over every start of the run (resumes included)
   PlateauState plateau;        ///< the learning-rate schedule's
+  RandomStreams random;        ///< as captured when the state was last saved or loaded
 
-  /// Writes every field by name into `training` (as "progress_fields"): a field added later
-  /// cannot shift the others.
+  /// Writes every field by name into `training` (as "progress_fields": a field added later
+  /// cannot shift the others) and the random streams ("rng", "cuda_rng" where there is one).
   void save(torch::serialize::OutputArchive& training) const;
   /// Reads what save wrote, or the layout of checkpoints from before the fields had names.
-  /// A missing field is an nmt::Error naming it and `path`.
+  /// A missing field is an nmt::Error naming it and `path`; applying the random streams is
+  /// the caller's (RandomStreams::apply).
   static TrainingState load(torch::serialize::InputArchive& training, const std::string& path);
 
   /// What every rank takes from rank 0 after a validation (only rank 0 validates, and every
@@ -36,6 +52,7 @@ struct TrainingState {
   std::vector<double> validation_outcome() const;
   void take_validation_outcome(const std::vector<double>& values);
 
+  /// Every field equal, the random streams' states included.
   bool operator==(const TrainingState& other) const;
 };
 
