@@ -155,7 +155,7 @@ fi
 # nor loaded. A stand-in whose every function returns an error takes its place: nothing
 # calls cuDNN on a machine without a GPU (the project's own code never does), so the CPU
 # tests run as they would beside the real one; on a GPU machine the real cuDNN is needed.
-if ! ldconfig -p | grep -q 'libcudnn\.so\.9 '; then
+if ! ldconfig -p | grep 'libcudnn\.so\.9 ' >/dev/null; then  # not -q: ldconfig would die of SIGPIPE
   echo "cuDNN is not installed: /usr/local/lib/libcudnn.so.9 is a stand-in whose every function fails" >&2
   dir=$(mktemp -d)
   nm -D --undefined-only /usr/lib/x86_64-linux-gnu/libtorch_cuda.so | awk '$2 ~ /^cudnn/ { sub(/@.*/, "", $2); print $2 }' |

@@ -74,7 +74,7 @@ printf 'seven hundred two\nforty-one\none thousand nine hundred\neight\nthree hu
 "$BIN/nmt-translate" --model "$MODEL" --beam 2 --format jsonl --threads 1 --quiet <"$WORK/lines.txt" >"$WORK/b2n1.jsonl" 2>/dev/null
 "$BIN/nmt-translate" --model "$MODEL" --beam 3 --threads 1 --quiet <"$WORK/lines.txt" >"$WORK/b3.txt" 2>/dev/null
 
-"$BIN/nmt-serve" --help | grep -q -- "--max-batch-tokens" || fail "--help does not list --max-batch-tokens"
+"$BIN/nmt-serve" --help | grep -- "--max-batch-tokens" >/dev/null || fail "--help does not list --max-batch-tokens"
 start_server --beam 3 --max-wait-ms 100 --max-lines 8 --max-line-bytes 200 --max-beam-lines 40 --max-attention-hypotheses 12
 healthy || fail "/health"
 [ "$(curl -s "$URL/v1/model" | python3 -c 'import json,sys; m=json.load(sys.stdin); print(m["family"], m["source_vocab"], m["config"]["transformer"]["d_model"])')" = "transformer 60 32" ] \
