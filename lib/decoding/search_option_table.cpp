@@ -52,12 +52,14 @@ std::vector<SearchOptionSpec> make_table() {
        seed, 0, 0, false, kTranslate, true},
       {"alpha", "GNMT length penalty ((5+len)/6)^alpha; 0 = none", alpha, 0, 10, false,
        kTranslate | kAlign | kServe | kRequest},
-      {"coverage", "GNMT coverage penalty beta (attention models)", coverage, 0, 10, false, kTranslate | kAlign | kServe},
+      {"coverage", "GNMT coverage penalty beta (attention models)", coverage, 0, 10, false,
+       kTranslate | kAlign | kServe | kRequest},
+      // The length limits are the server's alone: its Translator decided its input limit from them.
       {"max-len-ratio", "Max output tokens = ratio * source tokens + extra", ratio, 0, 1000, false,
        kTranslate | kAlign | kServe},
       {"max-len-extra", "See --max-len-ratio", extra, 0, kNoLimit, false, kTranslate | kAlign | kServe},
       {"min-len", "No end of sentence before this many tokens", min_length, 0, kNoLimit, false,
-       kTranslate | kAlign | kServe},
+       kTranslate | kAlign | kServe | kRequest},
   };
 }
 

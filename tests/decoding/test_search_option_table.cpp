@@ -137,13 +137,14 @@ TEST_CASE("each tool and the server's requests take the options the table gives 
         std::set<std::string>{"--beam", "--alpha", "--coverage", "--max-len-ratio", "--max-len-extra", "--min-len"});
   CHECK(flags_of(SearchOptionUse::serve) == std::set<std::string>{"--beam", "--nbest", "--alpha", "--coverage",
                                                                   "--max-len-ratio", "--max-len-extra", "--min-len"});
-  CHECK(nmt::search_option_keys(SearchOptionUse::request) == std::vector<std::string>{"beam", "nbest", "alpha"});
+  CHECK(nmt::search_option_keys(SearchOptionUse::request) ==
+        std::vector<std::string>{"beam", "nbest", "alpha", "coverage", "min_len"});
   // A request cannot reach an option the table keeps from it.
   SearchOptions options;
-  nmt::read_search_options(nlohmann::json{{"coverage", 1.0}, {"seed", 3}}, SearchOptionUse::request, options);
+  nmt::read_search_options(nlohmann::json{{"max_len_ratio", 1.0}, {"seed", 3}}, SearchOptionUse::request, options);
   CHECK(nmt::same_search_settings(options, SearchOptions{}));
   CHECK(nmt::search_options_json(SearchOptions{}, SearchOptionUse::request) ==
-        nlohmann::json{{"beam", 5}, {"nbest", 1}, {"alpha", 0.6}});
+        nlohmann::json{{"beam", 5}, {"nbest", 1}, {"alpha", 0.6}, {"coverage", 0.0}, {"min_len", 0}});
 }
 
 TEST_CASE("sampling's options are refused without --search sample", "[search_option_table]") {

@@ -34,6 +34,15 @@ TEST_CASE("a good request keeps its lines and options", "[serve]") {
   CHECK(r.options.attention);
   CHECK(r.options.search.alpha == defaults.search.alpha);
   CHECK(parse_translate_request(R"({"text": "eins", "beam": 1})", defaults, {}).options.search.nbest == 1);
+  // Every option the table lets requests choose, and its bounds.
+  const auto penalties = parse_translate_request(R"({"text": "eins", "coverage": 0.5, "min_len": 3})", defaults, {});
+  CHECK(penalties.options.search.coverage == 0.5);
+  CHECK(penalties.options.search.min_length == 3);
+  CHECK(penalties.options != r.options);  // batched apart
+  CHECK_THROWS_WITH(parse_translate_request(R"({"text": "eins", "min_len": -1})", defaults, {}),
+                    HasSubstring("\"min_len\" must be at least 0, got -1"));
+  CHECK_THROWS_WITH(parse_translate_request(R"({"text": "eins", "max_len_ratio": 3})", defaults, {}),
+                    HasSubstring("unknown field \"max_len_ratio\""));
   const auto o = parse_opennmt_request(R"([{"src": "eins", "id": 100}, {"src": ""}])", defaults, {});
   CHECK(o.lines == std::vector<std::string>{"eins", ""});
 }

@@ -69,7 +69,7 @@ struct TranslateRequest {
 /// POST /v1/translate: {"text": ["...", ...] or "...", "prefix": like "text" (optional; ""
 /// for none), "constraints": one array of phrases per line (a flat array for a one-line
 /// request; needs beam >= 2), "attention", and the search options requests may choose
-/// (search_option_table.h: "beam", "nbest", "alpha")}.
+/// (search_option_table.h: "beam", "nbest", "alpha", "coverage", "min_len")}.
 /// Fields left out take `defaults`. Throws RequestError (400 bad shape, 413 over a limit).
 TranslateRequest parse_translate_request(const std::string& body, const JobOptions& defaults,
                                          const RequestLimits& limits);
