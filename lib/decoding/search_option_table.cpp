@@ -76,9 +76,7 @@ bool in_bounds(double x, double low, double high, bool low_exclusive) {
 
 // The bounds message of `spec` with its upper bound tightened to `high`.
 std::string must_be(const SearchOptionSpec& spec, double high) {
-  SearchOptionSpec tightened = spec;
-  tightened.high = high;
-  return "\"" + spec.json_key() + "\" must be " + tightened.bounds_text();
+  return "\"" + spec.json_key() + "\" must be " + spec.bounds_text(high);
 }
 
 void read_one(const nlohmann::json& value, const SearchOptionSpec& spec, double high, SearchOptions& options) {
@@ -121,24 +119,18 @@ std::string SearchOptionSpec::json_key() const {
   return key;
 }
 
-std::string SearchOptionSpec::bounds_text() const {
+std::string SearchOptionSpec::bounds_text(double upper) const {
   const bool integral = std::holds_alternative<SearchField<int>>(field);
   // An integer above 0 is one from 1.
   const double shown_low = integral && low_exclusive ? low + 1 : low;
   const bool exclusive = low_exclusive && !integral;
-  if (std::isinf(high)) return (exclusive ? "above " : "at least ") + number_text(shown_low);
-  return (exclusive ? "in (" : "in [") + number_text(shown_low) + ", " + number_text(high) + "]";
+  if (std::isinf(upper)) return (exclusive ? "above " : "at least ") + number_text(shown_low);
+  return (exclusive ? "in (" : "in [") + number_text(shown_low) + ", " + number_text(upper) + "]";
 }
 
 const std::vector<SearchOptionSpec>& search_option_table() {
   static const std::vector<SearchOptionSpec> table = make_table();
   return table;
-}
-
-const SearchOptionSpec& search_option(const std::string& name) {
-  for (const auto& spec : search_option_table())
-    if (spec.name == name || spec.json_key() == name) return spec;
-  throw Error("no search option \"" + name + "\"");
 }
 
 bool same_search_settings(const SearchOptions& a, const SearchOptions& b) {

@@ -49,15 +49,14 @@ struct SearchOptionSpec {
 
   bool used_by(SearchOptionUse use) const { return (uses & static_cast<unsigned>(use)) != 0; }
   std::string json_key() const;
-  /// "[1, 32]", "(0, inf)": the bounds as an error message writes them.
-  std::string bounds_text() const;
+  /// "in [1, 32]", "at least 0": the bounds as an error message writes them, the upper one
+  /// `upper` where a caller tightened it (SearchOptionCap).
+  std::string bounds_text(double upper) const;
+  std::string bounds_text() const { return bounds_text(high); }
 };
 
 /// The table, in the order --help lists the flags.
 const std::vector<SearchOptionSpec>& search_option_table();
-
-/// The described option called `name` (a flag's name or a JSON key); throws if none is.
-const SearchOptionSpec& search_option(const std::string& name);
 
 /// True when every described field of `a` equals `b`'s: the searches they ask for are one.
 bool same_search_settings(const SearchOptions& a, const SearchOptions& b);
