@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "nmt/models/rnn/rnn_config.h"
 #include "nmt/text/batching.h"
 #include "nmt/base/error.h"
 #include "nmt/text/tokenizer.h"
@@ -194,7 +195,7 @@ nlohmann::json export_attention(const LoadedModel& model, const ExportInput& inp
     object["attention_source"] = "head-mean of decoder layer " + std::to_string(model.model->alignment_layer());
     object["layers"] = layer_entries(hypothesis.layer_attention, layers, options, target_words, source_words);
   } else {
-    object["attention_source"] = model.config.model.rnn.attention + " attention of the decoder";
+    object["attention_source"] = model.config.model.section<RnnConfig>().attention + " attention of the decoder";
   }
   if (options.self_attention) object["self_attention"] = self_attention_json(model, input, options, source_words);
   return object;

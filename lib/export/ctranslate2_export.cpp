@@ -11,6 +11,7 @@
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/error.h"
 #include "nmt/models/transformer/transformer.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "nmt/text/tokenizer.h"
 
 #include "named_weights.h"
@@ -193,7 +194,7 @@ Ctranslate2Model ctranslate2_model(const LoadedModel& loaded, const std::string&
   if (transformer == nullptr)
     throw Error(model_name + ": a \"" + loaded.config.model.arch +
                 "\" model; CTranslate2 runs Transformers (its TransformerSpec), not the RNN families");
-  const auto& config = loaded.config.model.transformer;
+  const auto& config = loaded.config.model.section<TransformerConfig>();
   if (decoder_autoregression(config) == DecoderAutoregression::ssru)
     throw Error(model_name + ": its decoder has SSRU layers (model.transformer.decoder_autoreg ssru); CTranslate2's "
                 "TransformerSpec decodes with self-attention only");

@@ -11,6 +11,7 @@
 #include "nmt/base/error.h"
 #include "nmt/export/marian_npz.h"
 #include "nmt/models/transformer/transformer.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "nmt/text/tokenizer.h"
 
 #include "marian_weights.h"
@@ -76,7 +77,7 @@ void refuse_what_marian_cannot_compute(const TransformerConfig& config, const st
 }
 
 std::string marian_config_yaml(const ModelConfig& model) {
-  const auto& config = model.transformer;
+  const auto& config = model.section<TransformerConfig>();
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "type" << YAML::Value << "transformer";
@@ -124,7 +125,7 @@ std::string marian_decoder_yaml(const std::string& source_vocabulary, const std:
 void write_matrices_as_int8(MarianModel& model, const ModelConfig& sizes, const std::string& model_name) {
   // Marian's int8 products take matrices whose sides are multiples of 8 (intgemm's tiles;
   // src/tensors/cpu/intgemm_interface.h), the tied output layer's vocabulary side included.
-  const auto& config = sizes.transformer;
+  const auto& config = sizes.section<TransformerConfig>();
   for (const auto& [what, size] : std::vector<std::pair<std::string, int64_t>>{
            {"d_model", config.d_model}, {"ffn_dim", config.ffn_dim},
            {"the source vocabulary", sizes.source_vocab}, {"the target vocabulary", sizes.target_vocab}})
@@ -144,7 +145,7 @@ MarianModel marian_model(const LoadedModel& loaded, const std::string& model_nam
   if (transformer == nullptr)
     throw Error(model_name + ": a \"" + loaded.config.model.arch +
                 "\" model; Marian's models are Transformers here (its RNN models are not written)");
-  const auto& config = loaded.config.model.transformer;
+  const auto& config = loaded.config.model.section<TransformerConfig>();
   refuse_what_marian_cannot_compute(config, model_name);
   MarianModel model;
   if (config.layer_norm_epsilon != kMarianLayerNormEpsilon) {

@@ -16,6 +16,7 @@
 #include "nmt/export/marian_format.h"
 #include "nmt/export/marian_npz.h"
 #include "nmt/models/registry.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "nmt/text/sentencepiece_ids.h"
 #include "nmt/text/tokenizer.h"
 
@@ -148,7 +149,7 @@ ModelConfig marian_model_config(const MarianConfig& marian, const std::string& o
   config.source_vocab = vocabularies[0];
   config.target_vocab = vocabularies[1];
   config.dropout = marian.get<double>("transformer-dropout", 0.0);
-  auto& t = config.transformer;
+  auto& t = config.section<TransformerConfig>();
   t.d_model = marian.required<int64_t>("dim-emb");
   t.heads = marian.required<int64_t>("transformer-heads");
   t.ffn_dim = ffn;
@@ -331,20 +332,21 @@ MarianImport import_marian(const std::string& model_path, const std::vector<std:
   const auto target = imported_vocabulary(vocabularies.back(), target_ids, marian_target, "target", model_path);
   config.model.source_vocab = source.tokenizer.vocab_size();
   config.model.target_vocab = target.tokenizer.vocab_size();
-  if (config.model.transformer.share_embeddings && source.tokenizer.serialized() != target.tokenizer.serialized())
+  const auto& settings = config.model.section<TransformerConfig>();
+  if (settings.share_embeddings && source.tokenizer.serialized() != target.tokenizer.serialized())
     throw Error(model_path + ": shares its embeddings between source and target, but two different vocabularies were given");
   config.validate();
   auto model = build_model(config.model);
-  copy_marian_weights(*model, by_name, marian_weight_links(config.model.transformer), source, target, config.model, model_path);
+  copy_marian_weights(*model, by_name, marian_weight_links(settings), source, target, config.model, model_path);
   model->eval();
   MarianImport result{LoadedModel{config, model, source.tokenizer, target.tokenizer}, {}};
   const auto version = marian.get<std::string>("version", "");
   const auto written_by = version.empty() ? std::string("no Marian version in special:model.yml, read as before 1.11")
                                           : "written by Marian " + version;
-  if (config.model.transformer.norm == "pre_query")
+  if (settings.norm == "pre_query")
     result.notes.push_back("pre-norm, " + written_by + ": self-attention reads keys and values un-normalized, as "
                            "Marian before 1.11 trains and decodes (model.transformer.norm pre_query)");
-  else if (config.model.transformer.norm == "pre")
+  else if (settings.norm == "pre")
     result.notes.push_back("pre-norm, " + written_by + ": self-attention reads keys and values normalized, as "
                            "it was trained (model.transformer.norm pre); Marian's own decoder reads them "
                            "un-normalized after the first step, so its output may differ from ours");

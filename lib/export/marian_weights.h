@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nmt/base/config.h"
+#include "nmt/models/transformer/transformer_config.h"
 
 namespace nmt {
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "nmt/base/config_section.h"
 #include "nmt/base/error.h"
 #include "nmt/base/named_registry.h"
 #include "nmt/models/rnn/attention_seq2seq.h"
@@ -28,6 +29,9 @@ const std::vector<ModelFamily>& model_families() { return registered_families();
 void register_model_family(ModelFamily family) {
   if (family.name.empty() || !family.validate || !family.build)
     throw Error("a model family needs a name, a validate and a build function");
+  if (!family.settings_section.empty() && find_config_section(family.settings_section) == nullptr)
+    throw Error("model family \"" + family.name + "\" names its settings model." + family.settings_section +
+                ", which is not a registered config section (ConfigSectionRegistration)");
   for (const auto& known : registered_families())
     if (known.name == family.name) throw Error("model family \"" + family.name + "\" is registered already");
   registered_families().push_back(std::move(family));

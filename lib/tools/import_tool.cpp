@@ -9,6 +9,7 @@
 #include "nmt/base/process_setup.h"
 #include "nmt/export/marian_import.h"
 #include "nmt/models/checkpoint.h"
+#include "nmt/models/transformer/transformer_config.h"
 
 namespace nmt::tools::import_tool {
 
@@ -50,12 +51,13 @@ int run(int argc, char** argv) {
     if (std::filesystem::exists(output) && !force) throw nmt::Error(output + " exists (--force replaces it)");
     auto imported = nmt::import_marian(model_path, vocabularies, id_lists);
     auto& loaded = imported.loaded;
+    const auto& settings = loaded.config.model.section<nmt::TransformerConfig>();
     nmt::save_checkpoint(output, loaded.config, *loaded.model, loaded.source_tokenizer, loaded.target_tokenizer);
     for (const auto& note : imported.notes) nmt::cli::print_line("nmt-import: note: " + note);
     nmt::cli::print_line("nmt-import: wrote " + output + " (a Transformer: d_model " +
-                         std::to_string(loaded.config.model.transformer.d_model) + ", " +
-                         std::to_string(loaded.config.model.transformer.encoder_layers) + "+" +
-                         std::to_string(loaded.config.model.transformer.decoder_layers) + " layers, vocabularies " +
+                         std::to_string(settings.d_model) + ", " +
+                         std::to_string(settings.encoder_layers) + "+" +
+                         std::to_string(settings.decoder_layers) + " layers, vocabularies " +
                          std::to_string(loaded.config.model.source_vocab) + " and " +
                          std::to_string(loaded.config.model.target_vocab) + ")");
     return 0;

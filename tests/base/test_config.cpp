@@ -7,6 +7,8 @@
 
 #include "nmt/base/config.h"
 #include "nmt/base/error.h"
+#include "nmt/models/rnn/rnn_config.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "support/test_util.h"
 
 using nmt::Config;
@@ -30,18 +32,18 @@ const json kFlatAttention = json::parse(R"({
 TEST_CASE("old flat configs load into the family sections", "[config]") {
   const auto transformer = nmt::config_from_json(kFlatTransformer, "old.json");
   CHECK(transformer.model.arch == "transformer");
-  CHECK(transformer.model.transformer.d_model == 256);
-  CHECK(transformer.model.transformer.ffn_dim == 1024);
-  CHECK(transformer.model.transformer.attention_dropout == 0.1);
-  CHECK(transformer.model.transformer.share_embeddings);
-  CHECK(transformer.model.transformer.max_positions == 512);
+  CHECK(transformer.model.section<TransformerConfig>().d_model == 256);
+  CHECK(transformer.model.section<TransformerConfig>().ffn_dim == 1024);
+  CHECK(transformer.model.section<TransformerConfig>().attention_dropout == 0.1);
+  CHECK(transformer.model.section<TransformerConfig>().share_embeddings);
+  CHECK(transformer.model.section<TransformerConfig>().max_positions == 512);
   CHECK(transformer.train.warmup_steps == 400);
 
   const auto attention = nmt::config_from_json(kFlatAttention, "old.json");
-  CHECK(attention.model.rnn.embedding_dim == 256);
-  CHECK(attention.model.rnn.layers == 2);
-  CHECK(attention.model.rnn.attention == "general");
-  CHECK(!attention.model.rnn.input_feeding);
+  CHECK(attention.model.section<RnnConfig>().embedding_dim == 256);
+  CHECK(attention.model.section<RnnConfig>().layers == 2);
+  CHECK(attention.model.section<RnnConfig>().attention == "general");
+  CHECK(!attention.model.section<RnnConfig>().input_feeding);
   CHECK(attention.model.dropout == 0.3);
 
   // Saved in the new form, which loads to the same config.
@@ -82,11 +84,11 @@ TEST_CASE("unknown keys and wrong types name the full key", "[config]") {
 TEST_CASE("overrides take new and old key names", "[config]") {
   Config config;
   nmt::apply_override(config, "model.transformer.d_model=512");
-  CHECK(config.model.transformer.d_model == 512);
+  CHECK(config.model.section<TransformerConfig>().d_model == 512);
   nmt::apply_override(config, "model.d_model=128");  // the old flat name
-  CHECK(config.model.transformer.d_model == 128);
+  CHECK(config.model.section<TransformerConfig>().d_model == 128);
   nmt::apply_override(config, "model.rnn_layers=3");
-  CHECK(config.model.rnn.layers == 3);
+  CHECK(config.model.section<RnnConfig>().layers == 3);
   nmt::apply_override(config, "model.arch=gru");  // bare words are strings
   CHECK(config.model.arch == "gru");
   nmt::apply_override(config, "train.learning_rate=0.01");
@@ -99,7 +101,7 @@ TEST_CASE("overrides take new and old key names", "[config]") {
   // A wrong-typed value with invalid UTF-8 is named in the error, not thrown on (found by fuzz_config).
   CHECK_THROWS_WITH(nmt::apply_override(config, "train.clip_norm=in.clip_no\x86m="),
                     HasSubstring("train.clip_norm: expected a number, got \"in.clip_no\xEF\xBF\xBDm=\""));
-  CHECK(config.model.rnn.layers == 3);  // a failed override changes nothing
+  CHECK(config.model.section<RnnConfig>().layers == 3);  // a failed override changes nothing
 }
 
 TEST_CASE("range checks name the field", "[config]") {
@@ -157,4 +159,44 @@ TEST_CASE("every number field's bounds are checked, whatever the schedule", "[co
   Config nan;
   nan.train.learning_rate = std::nan("");
   CHECK_THROWS_WITH(nan.validate(), HasSubstring("train.learning_rate is nan"));
+}
+
+namespace {
+struct ProbeSettings {
+  static constexpr const char* kSection = "probe";
+  int64_t width = 3;
+  std::string kind = "plain";
+  template <typename V>
+  void visit(V&& v) {
+    v("width", width, nmt::kAtLeast1);
+    v("kind", kind);
+  }
+  static constexpr nmt::OldFlatKey kOldFlatKeys[] = {{"probe_width", "width"}};
+};
+}  // namespace
+
+TEST_CASE("a section registered from outside this layer is read, written, checked and upgraded", "[config]") {
+  {
+    const nmt::ConfigSectionRegistration probe(nmt::config_section_type<ProbeSettings>());
+    // Written whole even when never set: a checkpoint describes its model whole.
+    CHECK(nmt::config_to_json(Config{})["model"]["probe"] == json{{"width", 3}, {"kind", "plain"}});
+    const auto config = nmt::config_from_json({{"model", {{"probe", {{"width", 5}}}}}}, "p.json");
+    CHECK(config.model.section<ProbeSettings>().width == 5);
+    CHECK(config.model.section<ProbeSettings>().kind == "plain");
+    const auto old = nmt::config_from_json({{"model", {{"probe_width", 7}}}}, "old.json");
+    CHECK(old.model.section<ProbeSettings>().width == 7);
+    CHECK_THROWS_WITH(nmt::config_from_json({{"model", {{"probe", {{"kind", 1}}}}}}, "p.json"),
+                      HasSubstring("p.json: model.probe.kind: expected a string, got 1"));
+    Config zero;
+    nmt::apply_override(zero, "model.probe_width=0");  // the old name, upgraded
+    CHECK_THROWS_WITH(zero.validate(), HasSubstring("model.probe.width is 0; it must be >= 1"));
+    CHECK_THROWS_WITH(nmt::ConfigSectionRegistration(nmt::config_section_type<ProbeSettings>()),
+                      HasSubstring("model.probe is registered twice"));
+  }
+  // Gone with its registration: an unknown key again.
+  CHECK_THROWS_WITH(nmt::config_from_json({{"model", {{"probe", json::object()}}}}, "p.json"),
+                    HasSubstring("unknown key \"probe\""));
+  auto hiding = nmt::config_section_type<ProbeSettings>();
+  hiding.name = "dropout";
+  CHECK_THROWS_WITH(nmt::ConfigSectionRegistration(hiding), HasSubstring("would hide the model's own key"));
 }

@@ -8,6 +8,7 @@
 #include "nmt/models/checkpoint.h"
 #include "nmt/models/registry.h"
 #include "nmt/decoding/translator.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "support/tiny_task.h"
 #include "support/test_device.h"
 
@@ -164,7 +165,7 @@ TEST_CASE("the Transformer's input limit respects its positional table", "[trans
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
   auto model = test::random_model(dir, "transformer", 11);
-  model.config.model.transformer.max_positions = 40;
+  model.config.model.section<TransformerConfig>().max_positions = 40;
   model.model = build_model(model.config.model);  // the limit is the model's own table
   TranslateOptions options;  // ratio 2, extra 10: 2L + 10 + 2 <= 40 gives L = 14
   CHECK(Translator(set_up_for_inference(model, Precision::fp32, device), options).input_token_limit() == 14);
@@ -175,7 +176,7 @@ TEST_CASE("a line whose prefix or constraints the model cannot take is skipped a
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
   auto model = test::random_model(dir, "transformer", 11);
-  model.config.model.transformer.max_positions = 40;
+  model.config.model.section<TransformerConfig>().max_positions = 40;
   model.model = build_model(model.config.model);
   TranslateOptions options;
   options.search.beam = 2;

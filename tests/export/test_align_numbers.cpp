@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "nmt/export/attention_export.h"
+#include "nmt/models/rnn/rnn_config.h"
 #include "nmt/text/batching.h"
 #include "nmt/models/checkpoint.h"
 #include "nmt/tasks/number_words.h"
@@ -50,7 +51,7 @@ TEST_CASE("the German units word attends to the English units word", "[align][sl
   options.quiet = true;
   auto& config = options.config;
   config.model.arch = "attention";
-  config.model.rnn.embedding_dim = 32, config.model.rnn.hidden_dim = 64;
+  config.model.section<RnnConfig>().embedding_dim = 32, config.model.section<RnnConfig>().hidden_dim = 64;
   config.train.batch_tokens = 2048, config.train.learning_rate = 3e-3, config.train.schedule = "constant";
   config.train.max_steps = 300, config.train.valid_every = 300, config.train.valid_max_sentences = 50;
   train(options);

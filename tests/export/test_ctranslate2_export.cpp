@@ -15,6 +15,7 @@
 #include "nmt/base/error.h"
 #include "nmt/export/ctranslate2_export.h"
 #include "nmt/models/registry.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "support/tiny_task.h"
 
 using namespace nmt;
@@ -111,7 +112,7 @@ std::string read_all(const std::string& path) {
 // task's tokenizer (60 pieces).
 LoadedModel width_four_model(const ScratchDir& dir, const std::string& norm, bool share, bool tie) {
   auto loaded = test::random_model(dir, "transformer", 11);
-  auto& x = loaded.config.model.transformer;
+  auto& x = loaded.config.model.section<TransformerConfig>();
   x.d_model = 4, x.heads = 2, x.ffn_dim = 8, x.encoder_layers = 1, x.decoder_layers = 1, x.max_positions = 6;
   x.norm = norm, x.share_embeddings = share, x.tie_output = tie;
   torch::manual_seed(11);

@@ -13,6 +13,7 @@
 #include "nmt/export/marian_export.h"
 #include "nmt/export/marian_format.h"
 #include "nmt/models/registry.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "nmt/text/tokenizer.h"
 #include "support/tiny_task.h"
 
@@ -51,7 +52,7 @@ std::vector<float> marian_values(const MarianItem& item) {
 
 LoadedModel marian_like_model(const ScratchDir& dir, bool share, bool tie) {
   auto loaded = test::random_model(dir, "transformer", 7);
-  auto& x = loaded.config.model.transformer;
+  auto& x = loaded.config.model.section<TransformerConfig>();
   x.d_model = 4, x.heads = 2, x.ffn_dim = 8, x.encoder_layers = 1, x.decoder_layers = 2, x.max_positions = 6;
   test::use_marian_choices(x);
   x.share_embeddings = share, x.tie_output = tie;
@@ -184,7 +185,7 @@ TEST_CASE("Marian export: an SSRU decoder under Marian's DecoderLayerRNN names",
   ScratchDir dir;
   test::make_tiny_task(dir);
   auto loaded = marian_like_model(dir, /*share=*/true, /*tie=*/true);
-  loaded.config.model.transformer.decoder_autoreg = "ssru";
+  loaded.config.model.section<TransformerConfig>().decoder_autoreg = "ssru";
   torch::manual_seed(7);
   loaded.model = build_model(loaded.config.model);
   const auto model = marian_model(loaded, "student.pt");
@@ -214,7 +215,7 @@ TEST_CASE("Marian export: pre-norm (pre_query) under Marian's preProcess names, 
   ScratchDir dir;
   test::make_tiny_task(dir);
   auto loaded = marian_like_model(dir, /*share=*/true, /*tie=*/true);
-  loaded.config.model.transformer.norm = "pre_query";
+  loaded.config.model.section<TransformerConfig>().norm = "pre_query";
   torch::manual_seed(7);
   loaded.model = build_model(loaded.config.model);
   auto model = marian_model(loaded, "pre.pt");
@@ -233,7 +234,7 @@ TEST_CASE("Marian export: pre-norm (pre_query) under Marian's preProcess names, 
   CHECK(model.config_yaml.find("transformer-postprocess: da\n") != std::string::npos);
   CHECK(model.config_yaml.find("transformer-postprocess-top: n\n") != std::string::npos);
   // An SSRU's pre-norm sits under the cell's own prefix (DecoderLayerRNN: preProcess(prefix)).
-  loaded.config.model.transformer.decoder_autoreg = "ssru";
+  loaded.config.model.section<TransformerConfig>().decoder_autoreg = "ssru";
   loaded.model = build_model(loaded.config.model);
   model = marian_model(loaded, "pre-student.pt");
   items = items_by_name(model.items);
@@ -241,7 +242,7 @@ TEST_CASE("Marian export: pre-norm (pre_query) under Marian's preProcess names, 
   CHECK(items.count("decoder_l1_rnn_ffn_ln_scale") == 0);
   // CTranslate2's pre-norm normalizes keys and values: refused by name.
   CHECK_THROWS_WITH(ctranslate2_model(loaded, "pre.pt"), HasSubstring("SSRU"));
-  loaded.config.model.transformer.decoder_autoreg = "self_attention";
+  loaded.config.model.section<TransformerConfig>().decoder_autoreg = "self_attention";
   loaded.model = build_model(loaded.config.model);
   CHECK_THROWS_WITH(ctranslate2_model(loaded, "pre.pt"), HasSubstring("pre_query"));
 }
@@ -250,7 +251,7 @@ TEST_CASE("Marian export: what Marian cannot compute is refused, every reason na
   ScratchDir dir;
   test::make_tiny_task(dir);
   auto loaded = test::random_model(dir, "transformer", 3);  // our defaults: pre-norm, interleaved, bos
-  REQUIRE(loaded.config.model.transformer.norm == "pre");
+  REQUIRE(loaded.config.model.section<TransformerConfig>().norm == "pre");
   CHECK_THROWS_WITH(marian_model(loaded, "ours.pt"),
                     HasSubstring("norm \"pre\"") &&
                         HasSubstring("positions \"interleaved\"") &&
@@ -258,7 +259,7 @@ TEST_CASE("Marian export: what Marian cannot compute is refused, every reason na
   auto gru = test::random_model(dir, "gru", 3);
   CHECK_THROWS_WITH(marian_model(gru, "gru.pt"), HasSubstring("Transformers"));
   auto noted = marian_like_model(dir, true, true);
-  noted.config.model.transformer.layer_norm_epsilon = 1e-5;
+  noted.config.model.section<TransformerConfig>().layer_norm_epsilon = 1e-5;
   const auto model = marian_model(noted, "noted.pt");
   REQUIRE(model.notes.size() == 1);
   CHECK(model.notes[0].find("epsilon 1e-05") != std::string::npos);

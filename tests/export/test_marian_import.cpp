@@ -17,6 +17,7 @@
 #include "nmt/export/marian_npz.h"
 #include "nmt/models/registry.h"
 #include "nmt/models/transformer/transformer.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "nmt/text/sentencepiece_ids.h"
 #include "nmt/text/tokenizer.h"
 #include "support/test_util.h"
@@ -95,7 +96,7 @@ TEST_CASE("Marian import: a model in Marian's ids computes what its original com
   const auto reordered = with_our_special_ids(read_file(marian_vocabulary_path(), "fixture"), "numbers.spm");
   const auto tokenizer = Tokenizer::from_serialized(reordered.serialized, "numbers.spm");
   Config config;
-  auto& x = config.model.transformer;
+  auto& x = config.model.section<TransformerConfig>();
   config.model.source_vocab = config.model.target_vocab = tokenizer.vocab_size();
   x.d_model = 8, x.heads = 2, x.ffn_dim = 16, x.encoder_layers = 1, x.decoder_layers = 2, x.max_positions = 32;
   test::use_marian_choices(x);
@@ -122,10 +123,10 @@ TEST_CASE("Marian import: a model in Marian's ids computes what its original com
   const auto imported = import_marian(path, {marian_vocabulary_path()});
   const auto& loaded = imported.loaded;
   CHECK(loaded.config.model.source_vocab == 62);
-  CHECK(loaded.config.model.transformer.output_bias);
-  CHECK(loaded.config.model.transformer.ffn_activation == "swish");
-  CHECK(loaded.config.model.transformer.decoder_autoreg == x.decoder_autoreg);
-  CHECK(loaded.config.model.transformer.norm == x.norm);
+  CHECK(loaded.config.model.section<TransformerConfig>().output_bias);
+  CHECK(loaded.config.model.section<TransformerConfig>().ffn_activation == "swish");
+  CHECK(loaded.config.model.section<TransformerConfig>().decoder_autoreg == x.decoder_autoreg);
+  CHECK(loaded.config.model.section<TransformerConfig>().norm == x.norm);
   CHECK(loaded.source_tokenizer.serialized() == reordered.serialized);
 
   // The same logits for every token but <pad> and <s>, which Marian's vocabulary does not have
@@ -158,7 +159,7 @@ TEST_CASE("Marian import: a model in Marian's ids computes what its original com
       file.commit();
     }
     const auto read = import_marian(versioned, {marian_vocabulary_path()});
-    CHECK(read.loaded.config.model.transformer.norm == norm);
+    CHECK(read.loaded.config.model.section<TransformerConfig>().norm == norm);
     CHECK(std::any_of(read.notes.begin(), read.notes.end(), [&](const std::string& note) {
       return note.find("pre-norm, written by Marian " + version + ": ") != std::string::npos;
     }));
@@ -272,7 +273,7 @@ TEST_CASE("Marian import: OPUS-MT's form, an .npz with a vocab.yml whose ids are
   for (const int id : tokenizer.encode("five hundred")) CHECK(tokenizer.piece(id) != "▁Haus");
 
   Config config;
-  auto& x = config.model.transformer;
+  auto& x = config.model.section<TransformerConfig>();
   config.model.source_vocab = config.model.target_vocab = tokenizer.vocab_size();
   x.d_model = 8, x.heads = 2, x.ffn_dim = 16, x.encoder_layers = 1, x.decoder_layers = 1, x.max_positions = 32;
   test::use_marian_choices(x);
@@ -322,7 +323,7 @@ MarianItem quantized_like_marian(const MarianItem& item) {
 // A tiny shared, tied Transformer with Marian's choices, in eval mode (the task's tokenizer).
 LoadedModel shared_marian_like_model(const ScratchDir& dir) {
   auto loaded = test::random_model(dir, "transformer", 4);
-  auto& x = loaded.config.model.transformer;
+  auto& x = loaded.config.model.section<TransformerConfig>();
   x.d_model = 8, x.heads = 2, x.ffn_dim = 16, x.encoder_layers = 1, x.decoder_layers = 1, x.max_positions = 32;
   test::use_marian_choices(x);
   x.share_embeddings = true, x.tie_output = true;

@@ -10,6 +10,7 @@
 #include "nmt/base/error.h"
 #include "nmt/models/average.h"
 #include "nmt/models/registry.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "nmt/training/trainer.h"
 #include "support/tiny_task.h"
 
@@ -65,7 +66,7 @@ TEST_CASE("checkpoints of different models or tokenizers are not averaged", "[av
   test::make_tiny_task(dir);
   const auto transformer = test::random_model(dir, "transformer", 1);
   auto wider = transformer;
-  wider.config.model.transformer.ffn_dim = 128;
+  wider.config.model.section<TransformerConfig>().ffn_dim = 128;
   wider.model = build_model(wider.config.model);
   save(dir, transformer, "a.pt", 1);
   save(dir, wider, "b.pt", 2);

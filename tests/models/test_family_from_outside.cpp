@@ -1,8 +1,10 @@
 // A model family the library has never seen, defined in this file and registered here alone
-// (register_model_family, through ScopedModelFamily): training, checkpoints, greedy and beam
-// translation and attention export take it through the registry and the model interface,
-// with no other file knowing it. The family is a small attention GRU ("echo"): a GRU cell
-// over the previous target token, dot-product attention over the source embeddings.
+// (register_model_family, through ScopedModelFamily), with its own settings (model.echo,
+// registered through ConfigSectionRegistration): configs, overrides, training, checkpoints,
+// greedy and beam translation and attention export take it through the registries and the
+// model interface, with no other file knowing it. The family is a small attention GRU
+// ("echo"): a GRU cell over the previous target token, dot-product attention over the
+// source embeddings.
 #include "support/catch.h"
 #include <torch/torch.h>
 
@@ -10,6 +12,7 @@
 
 #include <sstream>
 
+#include "nmt/base/config.h"
 #include "nmt/decoding/translator.h"
 #include "nmt/export/align_job.h"
 #include "nmt/models/checkpoint.h"
@@ -22,6 +25,17 @@ using namespace nmt;
 using nmt::test::ScratchDir;
 
 namespace {
+
+// model.echo
+struct EchoConfig {
+  static constexpr const char* kSection = "echo";
+  int64_t dim = 16;  ///< embedding and state width
+
+  template <typename V>
+  void visit(V&& v) {
+    v("dim", dim, kAtLeast1);
+  }
+};
 
 struct EchoState : DecoderState {
   torch::Tensor memory;  // [B, S, D]
@@ -39,7 +53,7 @@ struct EchoState : DecoderState {
 
 class EchoModel : public Seq2SeqModel {
  public:
-  explicit EchoModel(const ModelConfig& config) : dim_(config.rnn.embedding_dim) {
+  explicit EchoModel(const ModelConfig& config) : dim_(config.section<EchoConfig>().dim) {
     source_embedding_ = register_module("source_embedding", torch::nn::Embedding(config.source_vocab, dim_));
     target_embedding_ = register_module("target_embedding", torch::nn::Embedding(config.target_vocab, dim_));
     cell_ = register_module("cell", torch::nn::GRUCell(dim_, dim_));
@@ -100,9 +114,9 @@ class EchoModel : public Seq2SeqModel {
 };
 
 ModelFamily echo_family() {
-  return {"echo", "a test's attention GRU, defined outside the library", "rnn",
+  return {"echo", "a test's attention GRU, defined outside the library", "echo",
           [](const ModelConfig& config) {
-            if (config.rnn.embedding_dim <= 0) throw Error("model.rnn.embedding_dim must be positive");
+            if (config.section<EchoConfig>().dim % 2 != 0) throw Error("model.echo.dim must be even");
           },
           [](const ModelConfig& config) { return std::make_shared<EchoModel>(config); }};
 }
@@ -111,17 +125,33 @@ ModelFamily echo_family() {
 
 TEST_CASE("a family registered from outside the library trains, translates and exports attention",
           "[registry][trainer][translator]") {
+  const ConfigSectionRegistration echo_settings(config_section_type<EchoConfig>());
   const ScopedModelFamily registered(echo_family());
   CHECK(model_family_list() == "gru, attention, transformer, echo");
   CHECK_THROWS_WITH(register_model_family(echo_family()), HasSubstring("\"echo\" is registered already"));
   ScratchDir dir;
   test::make_tiny_task(dir);
 
-  // Training: checkpoints that name the family and load through the registry.
-  const auto result = train(test::tiny_trainer_options(dir, test::tiny_config("echo"), "run"));
+  // Its settings, as configs and --set give them: read, range-checked, written.
+  auto config = test::tiny_config("echo");
+  apply_override(config, "model.echo.dim=12");
+  CHECK(config.model.section<EchoConfig>().dim == 12);
+  CHECK(config_to_json(config)["model"]["echo"] == nlohmann::json{{"dim", 12}});
+  CHECK_THROWS_WITH(config_from_json({{"model", {{"echo", {{"width", 12}}}}}}, "echo.json"),
+                    HasSubstring("echo.json: model.echo: unknown key \"width\""));
+  auto zero = config;
+  zero.model.section<EchoConfig>().dim = 0;
+  CHECK_THROWS_WITH(zero.validate(), HasSubstring("model.echo.dim is 0; it must be >= 1"));
+  auto odd = config;
+  odd.model.section<EchoConfig>().dim = 11;
+  CHECK_THROWS_WITH(validate_model_config(odd.model), HasSubstring("model.echo.dim must be even"));
+
+  // Training: checkpoints that name the family, keep its settings and load through the registry.
+  const auto result = train(test::tiny_trainer_options(dir, config, "run"));
   CHECK(result.steps == 10);
   const auto loaded = load_model(dir.file("run/last.pt"));
   CHECK(loaded.config.model.arch == "echo");
+  CHECK(loaded.config.model.section<EchoConfig>().dim == 12);
   REQUIRE(dynamic_cast<EchoModel*>(loaded.model.get()) != nullptr);
 
   // Greedy and beam search through the Translator.
@@ -171,5 +201,8 @@ TEST_CASE("a model family is refused without a name or its functions", "[registr
   auto unbuildable = echo_family();
   unbuildable.build = nullptr;
   CHECK_THROWS_WITH(register_model_family(unbuildable), HasSubstring("needs a name"));
+  auto unsettled = echo_family();  // model.echo is not registered here
+  CHECK_THROWS_WITH(register_model_family(unsettled),
+                    HasSubstring("names its settings model.echo, which is not a registered config section"));
   CHECK(model_family_list() == "gru, attention, transformer");
 }

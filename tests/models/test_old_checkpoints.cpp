@@ -10,6 +10,8 @@
 #include "nmt/decoding/translator.h"
 #include "nmt/models/average.h"
 #include "nmt/models/checkpoint.h"
+#include "nmt/models/rnn/rnn_config.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "nmt/text/batching.h"
 #include "nmt/training/trainer.h"
 #include "support/test_util.h"
@@ -34,16 +36,16 @@ std::string checkpoint_of(const std::string& family) {
 TEST_CASE("old checkpoints load into the sectioned config", "[checkpoint][compat]") {
   const auto transformer = load_model(checkpoint_of("transformer"));
   CHECK(transformer.config.model.arch == "transformer");
-  CHECK(transformer.config.model.transformer.d_model == 32);
-  CHECK(transformer.config.model.transformer.encoder_layers == 1);
-  CHECK(transformer.config.model.transformer.decoder_layers == 2);
-  CHECK(transformer.config.model.transformer.max_positions == 128);
+  CHECK(transformer.config.model.section<TransformerConfig>().d_model == 32);
+  CHECK(transformer.config.model.section<TransformerConfig>().encoder_layers == 1);
+  CHECK(transformer.config.model.section<TransformerConfig>().decoder_layers == 2);
+  CHECK(transformer.config.model.section<TransformerConfig>().max_positions == 128);
   CHECK(transformer.model->max_positions() == 128);
   const auto gru = load_model(checkpoint_of("gru"));
-  CHECK(gru.config.model.rnn.layers == 2);
-  CHECK(gru.config.model.rnn.hidden_dim == 32);
+  CHECK(gru.config.model.section<RnnConfig>().layers == 2);
+  CHECK(gru.config.model.section<RnnConfig>().hidden_dim == 32);
   const auto attention = load_model(checkpoint_of("attention"));
-  CHECK(attention.config.model.rnn.attention == "bahdanau");
+  CHECK(attention.config.model.section<RnnConfig>().attention == "bahdanau");
 }
 
 TEST_CASE("old checkpoints score and translate as they did", "[checkpoint][compat]") {
@@ -98,7 +100,7 @@ TEST_CASE("an old last.pt resumes training", "[checkpoint][compat][trainer]") {
   const auto result = train(options);
   CHECK(result.steps == 42);
   const auto resumed = load_model(dir.file("run/last.pt"));
-  CHECK(resumed.config.model.transformer.d_model == 32);
+  CHECK(resumed.config.model.section<TransformerConfig>().d_model == 32);
   CHECK(resumed.config.train.max_steps == 42);
 }
 

@@ -7,6 +7,7 @@
 
 #include "nmt/base/error.h"
 #include "nmt/models/registry.h"
+#include "nmt/models/rnn/rnn_config.h"
 #include "nmt/models/transformer/transformer.h"
 #include "support/small_transformer.h"
 #include "support/precision_here.h"
@@ -19,8 +20,8 @@ namespace {
 ModelConfig small_model(const std::string& arch) {
   auto config = test::small_transformer();
   config.arch = arch;
-  config.rnn.embedding_dim = 8;
-  config.rnn.hidden_dim = 8;
+  config.section<RnnConfig>().embedding_dim = 8;
+  config.section<RnnConfig>().hidden_dim = 8;
   return config;
 }
 

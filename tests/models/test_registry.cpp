@@ -4,6 +4,8 @@
 
 #include "nmt/base/error.h"
 #include "nmt/models/registry.h"
+#include "nmt/models/rnn/rnn_config.h"
+#include "nmt/models/transformer/transformer_config.h"
 
 using namespace nmt;
 
@@ -11,6 +13,13 @@ TEST_CASE("the registry lists the three families", "[registry]") {
   CHECK(model_family_names() == std::vector<std::string>{"gru", "attention", "transformer"});
   CHECK(model_family_list() == "gru, attention, transformer");
   for (const auto& family : model_families()) CHECK(!family.description.empty());
+}
+
+TEST_CASE("each family's settings are a registered config section", "[registry]") {
+  for (const auto& family : model_families()) {
+    INFO(family.name);
+    CHECK(find_config_section(family.settings_section) != nullptr);
+  }
 }
 
 TEST_CASE("an unknown family is refused with the registered names", "[registry]") {
@@ -25,21 +34,21 @@ TEST_CASE("an unknown family is refused with the registered names", "[registry]"
 TEST_CASE("each family validates its own section", "[registry]") {
   ModelConfig config;
   config.arch = "attention";
-  config.rnn.hidden_dim = 31;
+  config.section<RnnConfig>().hidden_dim = 31;
   CHECK_THROWS_WITH(validate_model_config(config), HasSubstring("model.rnn.hidden_dim must be even"));
-  config.rnn.hidden_dim = 32;
-  config.rnn.attention = "cosine";
+  config.section<RnnConfig>().hidden_dim = 32;
+  config.section<RnnConfig>().attention = "cosine";
   CHECK_THROWS_WITH(validate_model_config(config), HasSubstring("model.rnn.attention must be"));
   config.arch = "gru";  // the GRU seq2seq has no attention: the setting is not its business
   CHECK_NOTHROW(validate_model_config(config));
-  config.rnn.layers = 0;
+  config.section<RnnConfig>().layers = 0;
   CHECK_THROWS_WITH(validate_model_config(config), HasSubstring("model.rnn"));
 
   config = ModelConfig{};
-  config.transformer.heads = 3;  // 256 is not a multiple of 3
+  config.section<TransformerConfig>().heads = 3;  // 256 is not a multiple of 3
   CHECK_THROWS_WITH(validate_model_config(config), HasSubstring("multiple of heads"));
-  config.transformer.heads = 4;
-  config.transformer.norm = "middle";
+  config.section<TransformerConfig>().heads = 4;
+  config.section<TransformerConfig>().norm = "middle";
   CHECK_THROWS_WITH(validate_model_config(config), HasSubstring("norm must be"));
-  config.transformer.norm = "post";
+  config.section<TransformerConfig>().norm = "post";
 }

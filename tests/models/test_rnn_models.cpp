@@ -3,6 +3,7 @@
 #include "support/catch.h"
 #include <torch/torch.h>
 
+#include "nmt/models/rnn/rnn_config.h"
 #include "nmt/training/loss.h"
 #include "nmt/models/rnn/attention_seq2seq.h"
 #include "nmt/models/rnn/gru_seq2seq.h"
@@ -16,11 +17,11 @@ nmt::ModelConfig small_rnn_config(const std::string& arch, const std::string& at
   config.arch = arch;
   config.source_vocab = 13;
   config.target_vocab = 11;
-  config.rnn.embedding_dim = 8;
-  config.rnn.hidden_dim = 12;
-  config.rnn.layers = layers;
-  config.rnn.attention = attention;
-  config.rnn.input_feeding = input_feeding;
+  config.section<RnnConfig>().embedding_dim = 8;
+  config.section<RnnConfig>().hidden_dim = 12;
+  config.section<RnnConfig>().layers = layers;
+  config.section<RnnConfig>().attention = attention;
+  config.section<RnnConfig>().input_feeding = input_feeding;
   config.dropout = 0.0;
   return config;
 }

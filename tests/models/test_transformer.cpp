@@ -10,6 +10,7 @@
 
 #include "nmt/base/error.h"
 #include "nmt/models/transformer/transformer.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "support/tensor_diff.h"
 
 using nmt::TransformerModel;
@@ -20,13 +21,13 @@ nmt::ModelConfig small_config(const std::string& norm = "pre") {
   nmt::ModelConfig config;
   config.source_vocab = 20;
   config.target_vocab = 20;
-  config.transformer.d_model = 32;
-  config.transformer.heads = 2;
-  config.transformer.ffn_dim = 64;
-  config.transformer.encoder_layers = 2;
-  config.transformer.decoder_layers = 2;
-  config.transformer.norm = norm;
-  config.transformer.max_positions = 64;
+  config.section<TransformerConfig>().d_model = 32;
+  config.section<TransformerConfig>().heads = 2;
+  config.section<TransformerConfig>().ffn_dim = 64;
+  config.section<TransformerConfig>().encoder_layers = 2;
+  config.section<TransformerConfig>().decoder_layers = 2;
+  config.section<TransformerConfig>().norm = norm;
+  config.section<TransformerConfig>().max_positions = 64;
   return config;
 }
 
@@ -81,10 +82,10 @@ TEST_CASE("Transformer output shapes", "[transformer]") {
   CHECK(model->attention_layers() == 2);
   CHECK(model->alignment_layer() == 0);  // penultimate of 2
   auto one_layer = small_config();
-  one_layer.transformer.decoder_layers = 1;
+  one_layer.section<TransformerConfig>().decoder_layers = 1;
   CHECK(TransformerModel(one_layer).alignment_layer() == 0);
   auto three_layers = small_config();
-  three_layers.transformer.decoder_layers = 3;
+  three_layers.section<TransformerConfig>().decoder_layers = 3;
   CHECK(TransformerModel(three_layers).alignment_layer() == 1);
 }
 
@@ -105,7 +106,7 @@ TEST_CASE("Transformer step-by-step decoding equals the teacher-forced pass", "[
 
 TEST_CASE("Transformer step that throws leaves its state's caches in place", "[transformer]") {
   auto config = small_config();
-  config.transformer.decoder_autoreg = GENERATE(as<std::string>(), "self_attention", "ssru");  // ssru: its cells
+  config.section<TransformerConfig>().decoder_autoreg = GENERATE(as<std::string>(), "self_attention", "ssru");  // ssru: its cells
   auto model = eval_model(config);
   torch::NoGradGuard no_grad;
   auto expected = torch::log_softmax(model->forward(kSource(), kTarget()).logits, -1);
@@ -119,7 +120,7 @@ TEST_CASE("Transformer step that throws leaves its state's caches in place", "[t
   CHECK_THROWS(model->step(kTarget().select(1, 1), *state));
   for (size_t layer = 0; layer < transformer_state.recurrent_cells.size(); ++layer)
     CHECK(transformer_state.recurrent_cells[layer].defined());
-  if (config.transformer.decoder_autoreg == "self_attention")
+  if (config.section<TransformerConfig>().decoder_autoreg == "self_attention")
     for (size_t layer = 0; layer < 2; ++layer) {
       CHECK(transformer_state.self_attention.keys(layer).defined());
       CHECK(transformer_state.self_attention.values(layer).defined());
@@ -241,7 +242,7 @@ TEST_CASE("Transformer trains: gradients reach every parameter and it overfits",
   }
   // Also where self-attention projects two inputs at once (norm pre_query).
   auto query_only = config;
-  query_only.transformer.norm = "pre_query";
+  query_only.section<TransformerConfig>().norm = "pre_query";
   model = std::make_shared<TransformerModel>(query_only);
   model->train();
   loss_of().backward();
@@ -252,7 +253,7 @@ TEST_CASE("Transformer trains: gradients reach every parameter and it overfits",
   }
 
   config.dropout = 0;  // new model without dropout for a clean overfit
-  config.transformer.attention_dropout = 0;
+  config.section<TransformerConfig>().attention_dropout = 0;
   model = std::make_shared<TransformerModel>(config);
   model->train();
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(3e-3));
@@ -270,8 +271,8 @@ TEST_CASE("Transformer trains: gradients reach every parameter and it overfits",
 
 TEST_CASE("Transformer shares embeddings and the output matrix by storage", "[transformer]") {
   auto config = small_config();
-  config.transformer.share_embeddings = true;
-  config.transformer.tie_output = true;
+  config.section<TransformerConfig>().share_embeddings = true;
+  config.section<TransformerConfig>().tie_output = true;
   TransformerModel shared(config);
   auto pointer = shared.target_embedding()->weight.data_ptr();
   CHECK(shared.source_embedding()->weight.data_ptr() == pointer);
@@ -282,15 +283,15 @@ TEST_CASE("Transformer shares embeddings and the output matrix by storage", "[tr
   CHECK(shared.named_buffers().contains("positions"));
   CHECK_FALSE(shared.named_parameters().contains("positions"));
 
-  config.transformer.share_embeddings = false;
-  config.transformer.tie_output = false;
+  config.section<TransformerConfig>().share_embeddings = false;
+  config.section<TransformerConfig>().tie_output = false;
   TransformerModel separate(config);
   CHECK(separate.source_embedding()->weight.data_ptr() !=
         separate.target_embedding()->weight.data_ptr());
   CHECK(separate.output_weight().data_ptr() != separate.target_embedding()->weight.data_ptr());
   CHECK(separate.named_parameters().contains("output_weight"));
 
-  config.transformer.share_embeddings = true;
+  config.section<TransformerConfig>().share_embeddings = true;
   config.target_vocab = 21;
   CHECK_THROWS_AS(TransformerModel(config), nmt::Error);
 }
@@ -316,11 +317,11 @@ namespace {
 
 nmt::ModelConfig marian_like_config() {
   auto config = small_config("post");
-  config.transformer.positions = "concatenated";
-  config.transformer.decoder_start = "zeros";
-  config.transformer.ffn_activation = "swish";
-  config.transformer.layer_norm_epsilon = 1e-6;
-  config.transformer.tie_output = false;  // so that <s>'s embedding row is read by the decoder only
+  config.section<TransformerConfig>().positions = "concatenated";
+  config.section<TransformerConfig>().decoder_start = "zeros";
+  config.section<TransformerConfig>().ffn_activation = "swish";
+  config.section<TransformerConfig>().layer_norm_epsilon = 1e-6;
+  config.section<TransformerConfig>().tie_output = false;  // so that <s>'s embedding row is read by the decoder only
   return config;
 }
 
@@ -354,13 +355,13 @@ TEST_CASE("Transformer with Marian's choices: positions, zero start, swish, epsi
 
   // <s>'s row is read where the decoder starts from it (our default), and swish is not relu.
   auto bos_start = marian_like_config();
-  bos_start.transformer.decoder_start = "bos";
+  bos_start.section<TransformerConfig>().decoder_start = "bos";
   auto with_bos = eval_model(bos_start);
   const auto bos_before = with_bos->forward(kSource(), kTarget()).logits;
   with_bos->target_embedding()->weight[2].fill_(5.0);
   CHECK(max_diff(bos_before.select(1, 0), with_bos->forward(kSource(), kTarget()).logits.select(1, 0)) > 1e-3);
   auto relu = marian_like_config();
-  relu.transformer.ffn_activation = "relu";
+  relu.section<TransformerConfig>().ffn_activation = "relu";
   CHECK(max_diff(eval_model(relu)->forward(kSource(), kTarget()).logits, eval_model(marian_like_config())->forward(kSource(), kTarget()).logits) > 1e-4);
 }
 
@@ -403,7 +404,7 @@ TEST_CASE("Transformer with norm pre_query reads keys and values un-normalized, 
   const auto pre_query = eval_model(small_config("pre_query"))->forward(kSource(), kTarget()).logits;
   CHECK(max_diff(pre, pre_query) > 1e-3);
   auto ssru = small_config("pre_query");  // an SSRU reads its normalized input, as Marian's DecoderLayerRNN
-  ssru.transformer.decoder_autoreg = "ssru";
+  ssru.section<TransformerConfig>().decoder_autoreg = "ssru";
   auto model = eval_model(ssru);
   const auto expected = torch::log_softmax(model->forward(kSource(), kTarget()).logits, -1);
   auto state = model->initial_state(model->encode(kSource()));
@@ -415,21 +416,21 @@ TEST_CASE("Transformer with norm pre_query reads keys and values un-normalized, 
 
 TEST_CASE("Transformer refuses unknown positions, decoder starts and activations by name", "[transformer]") {
   auto positions = small_config();
-  positions.transformer.positions = "rotary";
+  positions.section<TransformerConfig>().positions = "rotary";
   CHECK_THROWS_WITH(TransformerModel(positions), HasSubstring("positions must be \"interleaved\" or \"concatenated\", got \"rotary\""));
   auto start = small_config();
-  start.transformer.decoder_start = "eos";
+  start.section<TransformerConfig>().decoder_start = "eos";
   CHECK_THROWS_WITH(TransformerModel(start), HasSubstring("decoder_start must be \"bos\" or \"zeros\""));
   auto activation = small_config();
-  activation.transformer.ffn_activation = "gelu";
+  activation.section<TransformerConfig>().ffn_activation = "gelu";
   CHECK_THROWS_WITH(TransformerModel(activation), HasSubstring("ffn_activation must be \"relu\" or \"swish\""));
   auto odd = small_config();
-  odd.transformer.positions = "concatenated";
-  odd.transformer.d_model = 30;
-  odd.transformer.heads = 3;
+  odd.section<TransformerConfig>().positions = "concatenated";
+  odd.section<TransformerConfig>().d_model = 30;
+  odd.section<TransformerConfig>().heads = 3;
   CHECK_NOTHROW(TransformerModel(odd));
-  odd.transformer.d_model = 3;
-  odd.transformer.heads = 1;
+  odd.section<TransformerConfig>().d_model = 3;
+  odd.section<TransformerConfig>().heads = 1;
   CHECK_THROWS_WITH(TransformerModel(odd), HasSubstring("even d_model of at least 4"));
 }
 
@@ -462,7 +463,7 @@ namespace {
 
 nmt::ModelConfig ssru_config() {
   auto config = marian_like_config();
-  config.transformer.decoder_autoreg = "ssru";
+  config.section<TransformerConfig>().decoder_autoreg = "ssru";
   return config;
 }
 
@@ -525,6 +526,6 @@ TEST_CASE("Transformer with an SSRU decoder trains: gradients reach every parame
     CHECK(parameter.value().grad().abs().sum().item<double>() > 0);
   }
   auto unknown = ssru_config();
-  unknown.transformer.decoder_autoreg = "average_attention";
+  unknown.section<TransformerConfig>().decoder_autoreg = "average_attention";
   CHECK_THROWS_WITH(TransformerModel(unknown), HasSubstring("decoder_autoreg must be \"self_attention\" or \"ssru\""));
 }

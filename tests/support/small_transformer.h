@@ -2,6 +2,7 @@
 // A Transformer small enough to build and run in milliseconds, without dropout: the
 // precision tests convert and compare it.
 #include "nmt/base/config.h"
+#include "nmt/models/transformer/transformer_config.h"
 
 namespace nmt::test {
 
@@ -11,14 +12,14 @@ inline ModelConfig small_transformer(bool tie_output = true) {
   config.source_vocab = 30;
   config.target_vocab = 30;
   config.dropout = 0;
-  config.transformer.d_model = 32;
-  config.transformer.heads = 4;
-  config.transformer.ffn_dim = 64;
-  config.transformer.encoder_layers = 2;
-  config.transformer.decoder_layers = 2;
-  config.transformer.attention_dropout = 0;
-  config.transformer.max_positions = 32;
-  config.transformer.tie_output = tie_output;
+  config.section<TransformerConfig>().d_model = 32;
+  config.section<TransformerConfig>().heads = 4;
+  config.section<TransformerConfig>().ffn_dim = 64;
+  config.section<TransformerConfig>().encoder_layers = 2;
+  config.section<TransformerConfig>().decoder_layers = 2;
+  config.section<TransformerConfig>().attention_dropout = 0;
+  config.section<TransformerConfig>().max_positions = 32;
+  config.section<TransformerConfig>().tie_output = tie_output;
   return config;
 }
 

@@ -9,6 +9,8 @@
 #include "nmt/models/checkpoint.h"
 #include "nmt/base/config.h"
 #include "nmt/models/registry.h"
+#include "nmt/models/rnn/rnn_config.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "nmt/text/tokenizer.h"
 #include "nmt/training/trainer.h"
 #include "support/test_util.h"
@@ -58,8 +60,9 @@ inline Config tiny_config(const std::string& arch) {
   Config config;
   auto& m = config.model;
   m.arch = arch;
-  m.rnn.embedding_dim = 16, m.rnn.hidden_dim = 32;
-  auto& x = m.transformer;
+  auto& r = m.section<RnnConfig>();
+  r.embedding_dim = 16, r.hidden_dim = 32;
+  auto& x = m.section<TransformerConfig>();
   x.d_model = 32, x.heads = 2, x.ffn_dim = 64, x.encoder_layers = 2, x.decoder_layers = 2;
   m.dropout = 0.1;  // on, so that resuming must restore the random state too
   auto& t = config.train;
@@ -78,7 +81,7 @@ inline Config tiny_config(const std::string& arch) {
 /// can be compared (tests/training/test_distributed.cpp and its worker).
 inline Config deterministic_tiny_config() {
   auto config = tiny_config("transformer");
-  config.model.dropout = config.model.transformer.attention_dropout = 0;
+  config.model.dropout = config.model.section<TransformerConfig>().attention_dropout = 0;
   config.train.valid_every = 3;
   // Reduce-on-plateau with patience 1: the learning rate changes after a validation that
   // did not improve (likely within a few steps), and only rank 0 validates.

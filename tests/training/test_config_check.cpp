@@ -3,6 +3,7 @@
 #include "support/catch.h"
 
 #include "nmt/models/precision.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "nmt/training/config_check.h"
 
 using namespace nmt;
@@ -23,7 +24,7 @@ TEST_CASE("the check covers the family and the ranges", "[config]") {
   config.model.arch = "rnn";
   CHECK_THROWS_WITH(check_config(config), HasSubstring("expected gru, attention, transformer"));
   config.model.arch = "transformer";
-  config.model.transformer.d_model = 0;
+  config.model.section<TransformerConfig>().d_model = 0;
   CHECK_THROWS_WITH(check_config(config), HasSubstring("d_model"));
   config = Config{};
   config.train.accumulate = 0;

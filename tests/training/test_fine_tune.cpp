@@ -9,6 +9,7 @@
 
 #include "nmt/base/error.h"
 #include "nmt/models/checkpoint.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "support/tiny_task.h"
 
 using namespace nmt;
@@ -76,7 +77,7 @@ TEST_CASE("fine-tuning refuses another architecture, other tokenizers, and a dir
 
   auto wider = one_still_step(dir, "wider", checkpoint);
   wider.model_config_given = true;
-  wider.config.model.transformer.ffn_dim = 128;
+  wider.config.model.section<TransformerConfig>().ffn_dim = 128;
   wider.config.model.dropout = 0.3;  // may change
   CHECK_THROWS_WITH(train(wider), HasSubstring("model.transformer.ffn_dim (stored 64, given 128)") &&
                                       !HasSubstring("dropout ("));

@@ -13,6 +13,8 @@
 #include "nmt/base/error.h"
 #include "nmt/models/checkpoint.h"
 #include "support/tiny_task.h"
+#include "nmt/models/rnn/rnn_config.h"
+#include "nmt/models/transformer/transformer_config.h"
 
 using namespace nmt;
 using nmt::test::ScratchDir;
@@ -97,7 +99,7 @@ TEST_CASE("on resume a limit flag replaces only itself, other changes are errors
     const auto before = run_file_bytes(dir.file("run/last.pt"));
     auto changed = options;
     changed.config_given = true;
-    changed.config.model.rnn.hidden_dim = 64;
+    changed.config.model.section<RnnConfig>().hidden_dim = 64;
     changed.config.train.learning_rate = 0.01;
     CHECK_THROWS_WITH(train(changed), HasSubstring("model.rnn.hidden_dim (stored 32, given 64)") &&
                                           HasSubstring("train.learning_rate (stored 0.003, given 0.01)"));
@@ -227,7 +229,7 @@ TEST_CASE("validation pairs longer than the Transformer's positions are skipped,
     de << "siebenhundert\n";
   }
   auto config = test::tiny_config("transformer");
-  config.model.transformer.max_positions = 64;
+  config.model.section<TransformerConfig>().max_positions = 64;
   config.train.max_steps = 2;
   config.train.valid_every = 1;
   config.train.valid_max_sentences = 0;

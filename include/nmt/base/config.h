@@ -3,61 +3,45 @@
 // overridden by flags, and stored inside every checkpoint, so a model file describes
 // itself. Every field has a default and a one-line comment.
 //
-// Family-specific model settings have their own section (model.rnn, model.transformer);
-// configs and checkpoints written before the sections existed, with those keys directly
-// under "model", still load (the old keys are moved into their sections).
+// Each model family's own settings are a section of the model config (model.rnn,
+// model.transformer, ...) that the family defines and registers beside itself
+// (config_section.h): this layer knows none of them. Configs and checkpoints written before
+// the sections existed, with those keys directly under "model", still load (the old keys are
+// moved into their sections).
 //
-// validate() checks what this layer knows: ranges of every field. The names that are
-// registries' business (model.arch, train.metric) and each family's own rules are
+// validate() checks what this layer knows: the range of every number field, the sections'
+// too (each field lists its range where it is listed: `visit`, config_fields.h). The names
+// that are registries' business (model.arch, train.metric) and each family's own rules are
 // checked by training/config_check.h and models/registry.h.
 #include <nlohmann/json.hpp>
 
 #include <string>
 
+#include "nmt/base/config_fields.h"
+#include "nmt/base/config_section.h"
+
 namespace nmt {
-
-/// model.rnn: the GRU seq2seq and the attention seq2seq.
-struct RnnConfig {
-  int64_t embedding_dim = 256;         ///< token embedding size
-  int64_t hidden_dim = 512;            ///< decoder GRU and encoder output size (a bidirectional
-                                       ///< encoder gives each direction half, as OpenNMT does)
-  int64_t layers = 1;                  ///< GRU layers in encoder and decoder
-  std::string attention = "bahdanau";  ///< attention family only: bahdanau | dot | general | concat
-  bool input_feeding = true;           ///< attention family only: feed the previous attentional vector
-};
-
-/// model.transformer
-struct TransformerConfig {
-  int64_t d_model = 256;            ///< model width
-  int64_t heads = 4;                ///< attention heads
-  int64_t ffn_dim = 1024;           ///< position-wise feed-forward inner size
-  int64_t encoder_layers = 3;       ///< encoder stack depth
-  int64_t decoder_layers = 3;       ///< decoder stack depth
-  std::string norm = "pre";         ///< post (paper) | pre (more stable) | pre_query (pre, self-attention's keys and values un-normalized: Marian < 1.11)
-  double attention_dropout = 0.1;   ///< dropout on attention weights
-  bool share_embeddings = false;    ///< one embedding for source and target (joint vocab only)
-  bool tie_output = true;           ///< output layer shares the target embedding matrix
-  bool output_bias = false;         ///< the output layer adds a bias per target piece (Marian's models have one)
-  int64_t max_positions = 1024;     ///< longest sequence the positional encoding covers
-  std::string positions = "interleaved";  ///< interleaved: sin/cos pairs, 10000^(2i/D) (the paper) |
-                                          ///< concatenated: every sine, then every cosine, 10000^(i/(D/2-1))
-                                          ///< (tensor2tensor, Marian)
-  std::string decoder_start = "bos";      ///< the decoder's first input: bos (the <s> embedding) |
-                                          ///< zeros (a zero embedding, as Marian)
-  std::string ffn_activation = "relu";    ///< relu | swish (x * sigmoid(x), Marian's default)
-  double layer_norm_epsilon = 1e-5;       ///< every LayerNorm's epsilon (Marian: 1e-6)
-  std::string decoder_autoreg = "self_attention";  ///< the decoder's sublayer over its own prefix:
-                                                   ///< self_attention | ssru (Marian's simpler simple
-                                                   ///< recurrent unit, as Firefox's student models)
-};
 
 struct ModelConfig {
   std::string arch = "transformer";  ///< a registered model family (nmt-train --help lists them)
   int64_t source_vocab = 0;          ///< set from the source tokenizer
   int64_t target_vocab = 0;          ///< set from the target tokenizer
   double dropout = 0.1;              ///< dropout on embeddings and between layers
-  RnnConfig rnn;                     ///< gru, attention
-  TransformerConfig transformer;     ///< transformer
+  ConfigSections sections;           ///< each family's settings: model.<section> (config_section.h)
+
+  /// The family settings T (e.g. TransformerConfig): as set, or its defaults.
+  template <typename T>
+  T& section() { return sections.get<T>(); }
+  template <typename T>
+  const T& section() const { return sections.get<T>(); }
+
+  template <typename V>
+  void visit(V&& v) {  // the sections are read and written by the config code, by name
+    v("arch", arch);
+    v("source_vocab", source_vocab, kAtLeast0);  // 0 until the tokenizers set it
+    v("target_vocab", target_vocab, kAtLeast0);
+    v("dropout", dropout, kFraction);
+  }
 };
 
 struct TrainConfig {
@@ -100,6 +84,41 @@ struct TrainConfig {
   int64_t save_every = 100;          ///< also write last.pt every N updates between validations (0 = off)
   int64_t valid_max_sentences = 0;   ///< translate only the first N validation sentences (0 = all)
   int64_t seed = 1;                  ///< data order, initialisation and dropout
+
+  template <typename V>
+  void visit(V&& v) {
+    v("batch_tokens", batch_tokens, kAtLeast1);
+    v("max_length", max_length, kAtLeast1);
+    v("accumulate", accumulate, kAtLeast1);
+    v("overlap_allreduce", overlap_allreduce);
+    v("allreduce_bucket_mb", allreduce_bucket_mb, kAbove0);
+    v("allreduce_precision", allreduce_precision);
+    v("learning_rate", learning_rate, kAbove0);
+    v("schedule", schedule);
+    v("warmup_steps", warmup_steps, kAtLeast0);
+    v("plateau_factor", plateau_factor, Interval{0, 1, true, true});  // 0 would stop learning, 1 never decays
+    v("plateau_patience", plateau_patience, kAtLeast1);
+    v("min_learning_rate", min_learning_rate, kAtLeast0);
+    v("adam_beta1", adam_beta1, kFraction);
+    v("adam_beta2", adam_beta2, kFraction);
+    v("adam_eps", adam_eps, kAbove0);
+    v("weight_decay", weight_decay, kAtLeast0);
+    v("clip_norm", clip_norm, kAtLeast0);
+    v("label_smoothing", label_smoothing, kFraction);
+    v("precision", precision);
+    v("max_steps", max_steps, kAtLeast0);
+    v("max_epochs", max_epochs, kAtLeast0);
+    v("max_time_minutes", max_time_minutes, kAtLeast0);
+    v("valid_every", valid_every, kAtLeast1);
+    v("log_every", log_every, kAtLeast1);
+    v("patience", patience, kAtLeast0);
+    v("metric", metric);
+    v("keep_last", keep_last, kAtLeast0);
+    v("average_last", average_last, kAtLeast0);
+    v("save_every", save_every, kAtLeast0);
+    v("valid_max_sentences", valid_max_sentences, kAtLeast0);
+    v("seed", seed, kAtLeast0);
+  }
 };
 
 struct Config {

@@ -1,7 +1,8 @@
 #pragma once
 // The model families, by the name model.arch gives. Adding a family to the library is a
-// new folder under models/ plus one line in registry.cpp; one defined elsewhere registers
-// itself (register_model_family). nmt-train --help, config validation, training, decoding,
+// new folder under models/ (the model, and its settings registered as a config section:
+// nmt/base/config_section.h) plus one line in registry.cpp; one defined elsewhere registers
+// itself (register_model_family, after its section). nmt-train --help, config validation, training, decoding,
 // attention export and checkpoint loading all go through this list.
 #include <functional>
 #include <string>
@@ -15,7 +16,8 @@ namespace nmt {
 struct ModelFamily {
   std::string name;         ///< the value of model.arch
   std::string description;  ///< one line, for --help
-  std::string settings_section;  ///< its section of the model config: model.<this>.*
+  std::string settings_section;  ///< its section of the model config, model.<this>.*: a registered
+                                 ///< config section (nmt/base/config_section.h), checked at registration
   /// Checks the family's own settings (its config section); throws nmt::Error naming the
   /// field. Vocabulary sizes are not checked here: they come from the tokenizers later.
   std::function<void(const ModelConfig&)> validate;

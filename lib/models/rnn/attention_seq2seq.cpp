@@ -11,19 +11,21 @@ ModelFamily attention_family() {
   return {"attention",
           "bi-GRU encoder, GRU decoder with Bahdanau or Luong attention; settings in model.rnn", "rnn",
           [](const ModelConfig& config) {
-            validate_rnn_sizes(config.rnn);
-            if (config.rnn.hidden_dim % 2 != 0)
+            const auto& settings = config.section<RnnConfig>();
+            validate_rnn_sizes(settings);
+            if (settings.hidden_dim % 2 != 0)
               throw Error("invalid config: model.rnn.hidden_dim must be even for the bidirectional encoder");
             const auto& kinds = RnnAttentionImpl::kinds();
-            if (std::find(kinds.begin(), kinds.end(), config.rnn.attention) == kinds.end())
+            if (std::find(kinds.begin(), kinds.end(), settings.attention) == kinds.end())
               throw Error("invalid config: model.rnn.attention must be bahdanau, dot, general or concat, not \"" +
-                          config.rnn.attention + "\"");
+                          settings.attention + "\"");
           },
           [](const ModelConfig& config) { return std::make_shared<AttentionSeq2Seq>(config); }};
 }
 
-AttentionSeq2Seq::AttentionSeq2Seq(const ModelConfig& config) : config_(config) {
-  const auto E = config.rnn.embedding_dim, H = config.rnn.hidden_dim, L = config.rnn.layers;
+AttentionSeq2Seq::AttentionSeq2Seq(const ModelConfig& config)
+    : config_(config), settings_(config.section<RnnConfig>()) {
+  const auto E = settings_.embedding_dim, H = settings_.hidden_dim, L = settings_.layers;
   // Each direction gets H/2 so the memory is H wide, like the decoder (needed by dot).
   encoder_ = register_module(
       "encoder", RnnEncoder(config.source_vocab, E, H / 2, L, /*bidirectional=*/true, config.dropout));
@@ -31,9 +33,9 @@ AttentionSeq2Seq::AttentionSeq2Seq(const ModelConfig& config) : config_(config) 
   target_embedding_ = register_module(
       "target_embedding",
       torch::nn::Embedding(torch::nn::EmbeddingOptions(config.target_vocab, E).padding_idx(0)));
-  attention_ = register_module("attention", RnnAttention(config.rnn.attention, H, H));
+  attention_ = register_module("attention", RnnAttention(settings_.attention, H, H));
   const bool bahdanau = attention_->uses_previous_state();
-  const int64_t input_dim = E + (bahdanau ? H : 0) + (config.rnn.input_feeding ? H : 0);
+  const int64_t input_dim = E + (bahdanau ? H : 0) + (settings_.input_feeding ? H : 0);
   for (int64_t layer = 0; layer < L; ++layer)
     cells_.push_back(register_module("cell" + std::to_string(layer),
                                       torch::nn::GRUCell(layer == 0 ? input_dim : H, H)));
@@ -62,8 +64,8 @@ AttentionState AttentionSeq2Seq::make_state(const EncoderOutput& encoded) {
   state.memory = encoded.memory;
   state.source_mask = encoded.source_mask;
   state.keys = attention_->project_keys(encoded.memory);
-  state.hidden = torch::tanh(bridge_(encoded.final_states)).view({B, config_.rnn.layers, config_.rnn.hidden_dim});
-  if (config_.rnn.input_feeding) state.feed = torch::zeros({B, config_.rnn.hidden_dim}, encoded.memory.options());
+  state.hidden = torch::tanh(bridge_(encoded.final_states)).view({B, settings_.layers, settings_.hidden_dim});
+  if (settings_.input_feeding) state.feed = torch::zeros({B, settings_.hidden_dim}, encoded.memory.options());
   return state;
 }
 
@@ -94,13 +96,13 @@ std::pair<torch::Tensor, torch::Tensor> AttentionSeq2Seq::advance(const torch::T
     std::tie(context, weights) = attention_(hidden.select(1, -1), keys, memory, mask);
     inputs.push_back(context);
   }
-  if (config_.rnn.input_feeding) inputs.push_back(state.feed);
+  if (settings_.input_feeding) inputs.push_back(state.feed);
   hidden = run_cells(torch::cat(inputs, 1), hidden);
   const auto top = hidden.select(1, -1);
   if (!attention_->uses_previous_state()) std::tie(context, weights) = attention_(top, keys, memory, mask);
   const auto attentional = torch::tanh(combine_(torch::cat({top, context}, 1)));
   state.hidden = hidden;
-  if (config_.rnn.input_feeding) state.feed = attentional;
+  if (settings_.input_feeding) state.feed = attentional;
   ++state.step;
   return {attentional, weights};
 }

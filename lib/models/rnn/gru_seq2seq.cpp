@@ -7,12 +7,12 @@ namespace nmt {
 
 ModelFamily gru_family() {
   return {"gru", "GRU encoder-decoder with a fixed context vector (Cho et al. 2014); settings in model.rnn", "rnn",
-          [](const ModelConfig& config) { validate_rnn_sizes(config.rnn); },
+          [](const ModelConfig& config) { validate_rnn_sizes(config.section<RnnConfig>()); },
           [](const ModelConfig& config) { return std::make_shared<GruSeq2Seq>(config); }};
 }
 
-GruSeq2Seq::GruSeq2Seq(const ModelConfig& config) : config_(config) {
-  const auto E = config.rnn.embedding_dim, H = config.rnn.hidden_dim, L = config.rnn.layers;
+GruSeq2Seq::GruSeq2Seq(const ModelConfig& config) : config_(config), settings_(config.section<RnnConfig>()) {
+  const auto E = settings_.embedding_dim, H = settings_.hidden_dim, L = settings_.layers;
   encoder_ = register_module("encoder", RnnEncoder(config.source_vocab, E, H, L,
                                                    /*bidirectional=*/false, config.dropout));
   target_embedding_ = register_module(
@@ -33,7 +33,7 @@ EncoderOutput GruSeq2Seq::encode(const torch::Tensor& source) { return encoder_-
 torch::Tensor GruSeq2Seq::initial_hidden(const torch::Tensor& context) {
   // [B, L*H] -> [L, B, H]
   return torch::tanh(bridge_(context))
-      .view({context.size(0), config_.rnn.layers, config_.rnn.hidden_dim})
+      .view({context.size(0), settings_.layers, settings_.hidden_dim})
       .transpose(0, 1)
       .contiguous();
 }

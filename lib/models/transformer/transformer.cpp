@@ -10,6 +10,7 @@
 
 #include "nmt/base/error.h"
 #include "nmt/kernels/dropout.h"
+#include "nmt/models/transformer/transformer_config.h"
 
 namespace nmt {
 
@@ -23,24 +24,25 @@ void require(bool condition, const std::string& message) {
 
 // model.transformer.* and what depends on it; vocabulary sizes only once they are known.
 void check_settings(const ModelConfig& config) {
-  require(config.transformer.d_model > 0 && config.transformer.ffn_dim > 0, "d_model and ffn_dim must be positive");
-  require(config.transformer.heads > 0 && config.transformer.d_model % config.transformer.heads == 0,
+  const auto& settings = config.section<TransformerConfig>();
+  require(settings.d_model > 0 && settings.ffn_dim > 0, "d_model and ffn_dim must be positive");
+  require(settings.heads > 0 && settings.d_model % settings.heads == 0,
           "d_model must be a multiple of heads");
-  require(config.transformer.encoder_layers > 0 && config.transformer.decoder_layers > 0,
+  require(settings.encoder_layers > 0 && settings.decoder_layers > 0,
           "encoder_layers and decoder_layers must be positive");
-  require(config.transformer.max_positions > 0, "max_positions must be positive");
-  require(config.transformer.attention_dropout >= 0 && config.transformer.attention_dropout < 1,
+  require(settings.max_positions > 0, "max_positions must be positive");
+  require(settings.attention_dropout >= 0 && settings.attention_dropout < 1,
           "attention_dropout must be in [0, 1)");
   const bool vocab_known = config.source_vocab > 0 && config.target_vocab > 0;
-  require(!vocab_known || !config.transformer.share_embeddings || config.source_vocab == config.target_vocab,
+  require(!vocab_known || !settings.share_embeddings || config.source_vocab == config.target_vocab,
           "share_embeddings needs equal source and target vocabularies (got " +
               std::to_string(config.source_vocab) + " and " +
               std::to_string(config.target_vocab) + ")");
-  uses_pre_norm(config.transformer);  // each throws for an unknown name
-  position_layout(config.transformer);
-  decoder_starts_from_zeros(config.transformer);
-  feed_forward_activation(config.transformer);
-  decoder_autoregression(config.transformer);
+  uses_pre_norm(settings);  // each throws for an unknown name
+  position_layout(settings);
+  decoder_starts_from_zeros(settings);
+  feed_forward_activation(settings);
+  decoder_autoregression(settings);
 }
 
 // N(0, d_model^-0.5): after the sqrt(d_model) scaling, embeddings have unit variance,
@@ -60,41 +62,42 @@ ModelFamily transformer_family() {
           "transformer", check_settings, [](const ModelConfig& config) { return std::make_shared<TransformerModel>(config); }};
 }
 
-TransformerModel::TransformerModel(const ModelConfig& config) : config_(config) {
+TransformerModel::TransformerModel(const ModelConfig& config)
+    : config_(config), settings_(config.section<TransformerConfig>()) {
   require(config.source_vocab > 0 && config.target_vocab > 0, "vocabulary sizes must be set");
   check_settings(config_);
   // StepOutput::attention comes from the penultimate decoder layer: alignment studies
   // (Garg et al. 2019, "Jointly Learning to Align and Translate with Transformer
   // Models") find it aligns best, the last layer being specialised for prediction.
-  alignment_layer_ = config_.transformer.decoder_layers >= 2 ? config_.transformer.decoder_layers - 2 : 0;
+  alignment_layer_ = settings_.decoder_layers >= 2 ? settings_.decoder_layers - 2 : 0;
   build_embeddings();
   // A buffer, not a parameter: fixed, but saved with the model and moved by .to().
   positions_ = register_buffer("positions",
-                               sinusoidal_positions(config_.transformer.max_positions, config_.transformer.d_model,
-                                                    position_layout(config_.transformer)));
-  decoder_starts_from_zeros_ = decoder_starts_from_zeros(config_.transformer);
-  recurrent_decoder_ = decoder_autoregression(config_.transformer) == DecoderAutoregression::ssru;
+                               sinusoidal_positions(settings_.max_positions, settings_.d_model,
+                                                    position_layout(settings_)));
+  decoder_starts_from_zeros_ = decoder_starts_from_zeros(settings_);
+  recurrent_decoder_ = decoder_autoregression(settings_) == DecoderAutoregression::ssru;
   build_stacks();
 }
 
 void TransformerModel::build_embeddings() {
-  if (config_.transformer.share_embeddings) {
+  if (settings_.share_embeddings) {
     // Registered once, so the optimiser sees (and updates) the matrix once.
     source_embedding_ =
-        register_module("embedding", make_embedding(config_.source_vocab, config_.transformer.d_model));
+        register_module("embedding", make_embedding(config_.source_vocab, settings_.d_model));
     target_embedding_ = source_embedding_;
   } else {
     source_embedding_ = register_module("source_embedding",
-                                        make_embedding(config_.source_vocab, config_.transformer.d_model));
+                                        make_embedding(config_.source_vocab, settings_.d_model));
     target_embedding_ = register_module("target_embedding",
-                                        make_embedding(config_.target_vocab, config_.transformer.d_model));
+                                        make_embedding(config_.target_vocab, settings_.d_model));
   }
-  if (!config_.transformer.tie_output) {
-    auto weight = torch::empty({config_.target_vocab, config_.transformer.d_model});
+  if (!settings_.tie_output) {
+    auto weight = torch::empty({config_.target_vocab, settings_.d_model});
     torch::nn::init::xavier_uniform_(weight);
     output_weight_ = register_parameter("output_weight", weight);
   }
-  if (config_.transformer.output_bias)
+  if (settings_.output_bias)
     output_bias_ = register_parameter("output_bias", torch::zeros({config_.target_vocab}));
   output_projection_ = Linear(output_weight(), output_bias_);
 }
@@ -102,32 +105,32 @@ void TransformerModel::build_embeddings() {
 void TransformerModel::build_stacks() {
   encoder_ = register_module("encoder", torch::nn::ModuleList());
   decoder_ = register_module("decoder", torch::nn::ModuleList());
-  for (int64_t i = 0; i < config_.transformer.encoder_layers; ++i) {
-    encoder_layers_.emplace_back(config_.transformer, config_.dropout);
+  for (int64_t i = 0; i < settings_.encoder_layers; ++i) {
+    encoder_layers_.emplace_back(settings_, config_.dropout);
     encoder_->push_back(encoder_layers_.back());
   }
-  for (size_t i = 0; i < static_cast<size_t>(config_.transformer.decoder_layers); ++i) {
-    decoder_layers_.emplace_back(config_.transformer, config_.dropout);
+  for (size_t i = 0; i < static_cast<size_t>(settings_.decoder_layers); ++i) {
+    decoder_layers_.emplace_back(settings_, config_.dropout);
     decoder_->push_back(decoder_layers_.back());
   }
-  if (uses_pre_norm(config_.transformer)) {
-    encoder_norm_ = register_module("encoder_norm", transformer_layer_norm(config_.transformer));
-    decoder_norm_ = register_module("decoder_norm", transformer_layer_norm(config_.transformer));
+  if (uses_pre_norm(settings_)) {
+    encoder_norm_ = register_module("encoder_norm", transformer_layer_norm(settings_));
+    decoder_norm_ = register_module("decoder_norm", transformer_layer_norm(settings_));
   }
 }
 
 torch::Tensor TransformerModel::output_weight() const {
-  return config_.transformer.tie_output ? target_embedding_->weight : output_weight_;
+  return settings_.tie_output ? target_embedding_->weight : output_weight_;
 }
 
 torch::Tensor TransformerModel::embed(const torch::nn::Embedding& embedding, const torch::Tensor& ids,
                                       int64_t offset, bool zero_first_position) {
   const auto length = ids.size(1);
-  require(offset + length <= config_.transformer.max_positions,
+  require(offset + length <= settings_.max_positions,
           "sequence of " + std::to_string(offset + length) + " positions exceeds max_positions " +
-              std::to_string(config_.transformer.max_positions));
+              std::to_string(settings_.max_positions));
   auto x = torch::embedding(embedding->weight, ids, kPadId)
-               .mul_(std::sqrt(static_cast<double>(config_.transformer.d_model)));
+               .mul_(std::sqrt(static_cast<double>(settings_.d_model)));
   if (zero_first_position && offset == 0) x.select(1, 0).zero_();
   x.add_(positions_.narrow(0, offset, length));  // [T, D] broadcast over B
   return nmt::dropout(x, config_.dropout, is_training(), kernels_);
@@ -152,7 +155,7 @@ std::vector<LinearImpl*> TransformerModel::linear_layers() {
 void TransformerModel::after_weights_converted() {
   // The output projection computes with its converted copy; a tied embedding is still
   // looked up in fp32, an untied fp32 weight is read by nothing and goes.
-  if (config_.transformer.tie_output) return;
+  if (settings_.tie_output) return;
   parameters_["output_weight"] = torch::Tensor();
   output_weight_ = torch::Tensor();
 }
@@ -188,7 +191,7 @@ void TransformerModel::decide_kernels() {
 std::vector<LayerComputation> TransformerModel::layer_computations() const {
   const auto path = describe_linear_path(linear_path(), device());
   auto output = path;
-  if (config_.transformer.tie_output)
+  if (settings_.tie_output)
     output += converts_weights(linear_path()) ? "; a converted copy of the tied target embedding" : "; tied to the target embedding";
   std::vector<LayerComputation> computations{
       {"attention projections", path},
@@ -236,8 +239,8 @@ DecoderStatePtr TransformerModel::initial_state(const EncoderOutput& encoded) {
   // An SSRU decoder keeps no caches (a table with no layers), but a cell per layer, zeros
   // until its first step.
   state->self_attention = SelfAttentionCaches(
-      recurrent_decoder_ ? 0 : config_.transformer.decoder_layers, memory.size(0), config_.transformer.heads,
-      config_.transformer.d_model / config_.transformer.heads, memory.options());
+      recurrent_decoder_ ? 0 : settings_.decoder_layers, memory.size(0), settings_.heads,
+      settings_.d_model / settings_.heads, memory.options());
   if (recurrent_decoder_) state->recurrent_cells.resize(decoder_layers_.size());
   return state;
 }

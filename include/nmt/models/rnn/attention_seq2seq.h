@@ -16,6 +16,7 @@
 #include "nmt/models/model.h"
 #include "nmt/models/registry.h"
 #include "nmt/models/rnn/rnn_attention.h"
+#include "nmt/models/rnn/rnn_config.h"
 #include "nmt/models/rnn/rnn_encoder.h"
 
 namespace nmt {
@@ -55,6 +56,7 @@ class AttentionSeq2Seq : public Seq2SeqModel {
   torch::Tensor run_cells(const torch::Tensor& input, const torch::Tensor& hidden);
 
   ModelConfig config_;
+  RnnConfig settings_;  ///< config_'s model.rnn, read once
   RnnEncoder encoder_{nullptr};
   Linear bridge_{nullptr};
   torch::nn::Embedding target_embedding_{nullptr};

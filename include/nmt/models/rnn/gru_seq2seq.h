@@ -9,6 +9,7 @@
 #include "nmt/base/config.h"
 #include "nmt/models/model.h"
 #include "nmt/models/registry.h"
+#include "nmt/models/rnn/rnn_config.h"
 #include "nmt/models/rnn/rnn_encoder.h"
 
 namespace nmt {
@@ -47,6 +48,7 @@ class GruSeq2Seq : public Seq2SeqModel {
   torch::Tensor initial_hidden(const torch::Tensor& context);
 
   ModelConfig config_;
+  RnnConfig settings_;  ///< config_'s model.rnn, read once
   RnnEncoder encoder_{nullptr};
   torch::nn::Embedding target_embedding_{nullptr};
   Linear bridge_{nullptr};

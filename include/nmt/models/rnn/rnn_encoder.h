@@ -6,6 +6,7 @@
 
 #include "nmt/base/config.h"
 #include "nmt/models/model.h"
+#include "nmt/models/rnn/rnn_config.h"
 
 namespace nmt {
 

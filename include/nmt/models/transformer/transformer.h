@@ -23,6 +23,7 @@
 #include "nmt/models/model.h"
 #include "nmt/models/registry.h"
 #include "nmt/models/transformer/self_attention_caches.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "nmt/models/transformer/transformer_layers.h"
 
 namespace nmt {
@@ -68,9 +69,9 @@ class TransformerModel : public Seq2SeqModel {
   /// attention itself, embeddings and layer norms: fp32.
   std::vector<LayerComputation> layer_computations() const override;
 
-  int64_t attention_layers() const override { return config_.transformer.decoder_layers; }
+  int64_t attention_layers() const override { return settings_.decoder_layers; }
   bool has_self_attention() const override { return true; }  // the encoder's (and the decoder's, without SSRU)
-  int64_t max_positions() const override { return config_.transformer.max_positions; }
+  int64_t max_positions() const override { return settings_.max_positions; }
   /// Decoder layer whose head-mean cross-attention is StepOutput::attention.
   int64_t alignment_layer() const override { return alignment_layer_; }
 
@@ -117,6 +118,7 @@ class TransformerModel : public Seq2SeqModel {
   torch::Tensor decoder_states(const torch::Tensor& source, const torch::Tensor& target_input);
 
   ModelConfig config_;
+  TransformerConfig settings_;  ///< config_'s model.transformer, read once
   int64_t alignment_layer_;
   bool decoder_starts_from_zeros_ = false;  // model.transformer.decoder_start, decided at construction
   bool recurrent_decoder_ = false;          // model.transformer.decoder_autoreg ssru, likewise

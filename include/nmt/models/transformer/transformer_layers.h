@@ -21,6 +21,7 @@
 #include "nmt/base/config.h"
 #include "nmt/models/transformer/multi_head_attention.h"
 #include "nmt/models/transformer/ssru.h"
+#include "nmt/models/transformer/transformer_config.h"
 
 namespace nmt {
 
