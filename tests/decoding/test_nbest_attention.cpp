@@ -16,7 +16,7 @@ TEST_CASE("every n-best hypothesis has the attention of its own tokens", "[trans
   NMT_TEST_DEVICE_OR_SKIP(device);
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
-  for (const std::string arch : {"attention", "transformer"}) {
+  for (const auto& arch : test::families_with_attention()) {
     DYNAMIC_SECTION(arch) {
       TranslateOptions options;
       options.search.beam = 4;

@@ -130,8 +130,8 @@ TEST_CASE("exports conform to the schema, for every family and option", "[align]
 TEST_CASE("forced decoding exports exactly the reference and the attention the decoder used", "[align]") {
   ScratchDir dir;
   test::make_tiny_task(dir, 100);
-  for (const std::string arch : {"attention", "transformer"}) {
-    SECTION(arch) {
+  for (const auto& arch : test::families_with_attention()) {
+    DYNAMIC_SECTION(arch) {
       auto model = test::random_model(dir, arch, 5);
       const std::string source = "forty-two thousand", target = "zweiundvierzigtausend";
       const auto object = force_export(model, source, target, {});

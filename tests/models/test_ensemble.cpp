@@ -33,7 +33,7 @@ torch::Tensor tiny_source(const LoadedModel& model) {
 TEST_CASE("an ensemble of copies of one model decodes as that model", "[ensemble]") {
   ScratchDir dir;
   test::make_tiny_task(dir);
-  for (const std::string arch : {"transformer", "attention"}) {
+  for (const auto& arch : test::families_with_attention()) {
     auto single = test::random_model(dir, arch, 5);
     std::vector<ModelPtr> copies;
     for (int i = 0; i < 3; ++i) copies.push_back(test::random_model(dir, arch, 5).model);

@@ -106,7 +106,7 @@ TEST_CASE("bf16 and int8 inference are refused for the RNN families", "[precisio
 TEST_CASE("mixed-precision training keeps fp32 weights and gradients near fp32, in every family",
           "[precision]") {
   if (!test::runs_here(Precision::bf16)) return;
-  const std::string arch = GENERATE(as<std::string>{}, "transformer", "attention", "gru");
+  const std::string arch = GENERATE(from_range(model_family_names()));
   INFO(arch);
   torch::manual_seed(12);
   auto model = build_model(small_model(arch));

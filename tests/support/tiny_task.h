@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "nmt/models/checkpoint.h"
 #include "nmt/base/config.h"
@@ -75,6 +76,18 @@ inline Config tiny_config(const std::string& arch) {
   t.max_steps = 10;
   t.seed = 7;
   return config;
+}
+
+/// The registered families whose models have attention (StepOutput::attention), asked of a
+/// small model of each: tests of attention go over these, not over a list of names.
+inline std::vector<std::string> families_with_attention() {
+  std::vector<std::string> names;
+  for (const auto& name : model_family_names()) {
+    auto config = tiny_config(name).model;
+    config.source_vocab = config.target_vocab = 8;
+    if (build_model(config)->has_attention()) names.push_back(name);
+  }
+  return names;
 }
 
 /// The tiny Transformer without dropout, so that runs with different numbers of processes

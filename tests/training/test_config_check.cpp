@@ -3,6 +3,7 @@
 #include "support/catch.h"
 
 #include "nmt/models/precision.h"
+#include "nmt/models/registry.h"
 #include "nmt/models/transformer/transformer_config.h"
 #include "nmt/training/config_check.h"
 
@@ -33,7 +34,7 @@ TEST_CASE("the check covers the family and the ranges", "[config]") {
 
 TEST_CASE("train.precision: fp32, bf16 or auto, for every family", "[config][precision]") {
   Config config;
-  for (const char* arch : {"transformer", "attention", "gru"}) {
+  for (const auto& arch : model_family_names()) {
     config.model.arch = arch;
     for (const char* precision : {"fp32", "bf16", "auto"}) {
       config.train.precision = precision;

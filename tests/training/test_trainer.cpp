@@ -12,6 +12,7 @@
 #include "nmt/models/checkpoint.h"
 #include "nmt/models/linear_path.h"
 #include "nmt/base/error.h"
+#include "nmt/models/registry.h"
 #include "nmt/text/prepared_corpus.h"
 #include "support/tiny_task.h"
 
@@ -82,8 +83,8 @@ TEST_CASE("stopping and resuming gives the same model as an uninterrupted run", 
   at::set_num_threads(1);  // reductions in a fixed order, so equality can be exact
   ScratchDir dir;
   test::make_tiny_task(dir);
-  for (const std::string arch : {"attention", "transformer"}) {
-    SECTION(arch) {
+  for (const auto& arch : model_family_names()) {
+    DYNAMIC_SECTION(arch) {
       auto config = test::tiny_config(arch);
       config.train.max_steps = 12;  // crosses an epoch boundary
       const auto straight = train(test::tiny_trainer_options(dir, config, "straight"));
