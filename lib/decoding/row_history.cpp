@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "nmt/base/error.h"
+#include "nmt/decoding/search_statistics.h"
 #include "nmt/text/tokenizer.h"
 #include "search_internal.h"
 

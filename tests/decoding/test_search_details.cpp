@@ -6,8 +6,8 @@
 #include <stdexcept>
 
 #include "nmt/base/error.h"
+#include "nmt/decoding/search_statistics.h"
 #include "support/search_reference.h"
-#include "../lib/decoding/search_internal.h"  // the attention-history counter
 
 using namespace nmt::test;
 using nmt::Hypothesis;
