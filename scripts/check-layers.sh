@@ -61,6 +61,10 @@ while read -r header; do
   layer=${layer%%/*}
   [[ -v "used_outside[$header]" ]] || { echo "include/$header: only lib/$layer/ includes it; make it private there" >&2; status=1; }
 done < <(cd include && find nmt -name '*.h' | sort)
+# A folder's private headers (lib/S/*.h) are its own: nothing reaches one by a relative path
+# (a test that needs something of a folder includes a public header of it).
+reached=$(grep -rnE '#include "(\.\./)+' lib include apps tests || true)
+[ -z "$reached" ] || { echo "a private header included by a relative path:"$'\n'"$reached" >&2; status=1; }
 # The table of layers in docs/ARCHITECTURE.md says what each may use: the same as above.
 while IFS= read -r row; do
   layer=$(sed -E 's/^\| `([a-z_]+)\/`.*/\1/' <<<"$row")
