@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nmt/base/error.h"
+#include "nmt/base/named_registry.h"
 
 namespace nmt {
 namespace {
@@ -87,9 +88,7 @@ std::string Interval::describe() const {
 const std::vector<ConfigSectionType>& config_sections() { return section_registry(); }
 
 const ConfigSectionType* find_config_section(const std::string& name) {
-  for (const auto& section_type : section_registry())
-    if (section_type.name == name) return &section_type;
-  return nullptr;
+  return registered_entry(section_registry(), name);
 }
 
 ConfigSectionRegistration::ConfigSectionRegistration(ConfigSectionType type) : name_(type.name) {
@@ -101,14 +100,7 @@ ConfigSectionRegistration::ConfigSectionRegistration(ConfigSectionType type) : n
   section_registry().push_back(std::move(type));
 }
 
-ConfigSectionRegistration::~ConfigSectionRegistration() {
-  auto& sections = section_registry();
-  for (auto it = sections.begin(); it != sections.end(); ++it)
-    if (it->name == name_) {
-      sections.erase(it);
-      return;
-    }
-}
+ConfigSectionRegistration::~ConfigSectionRegistration() { remove_registered(section_registry(), name_); }
 
 void Config::validate() const {
   const auto& m = model;

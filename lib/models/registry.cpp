@@ -1,6 +1,5 @@
 #include "nmt/models/registry.h"
 
-#include <algorithm>
 
 #include "nmt/base/config_section.h"
 #include "nmt/base/error.h"
@@ -32,8 +31,8 @@ void register_model_family(ModelFamily family) {
   if (!family.settings_section.empty() && find_config_section(family.settings_section) == nullptr)
     throw Error("model family \"" + family.name + "\" names its settings model." + family.settings_section +
                 ", which is not a registered config section (ConfigSectionRegistration)");
-  for (const auto& known : registered_families())
-    if (known.name == family.name) throw Error("model family \"" + family.name + "\" is registered already");
+  if (registered_entry(registered_families(), family.name) != nullptr)
+    throw Error("model family \"" + family.name + "\" is registered already");
   registered_families().push_back(std::move(family));
 }
 
@@ -41,12 +40,7 @@ ScopedModelFamily::ScopedModelFamily(ModelFamily family) : name_(family.name) {
   register_model_family(std::move(family));
 }
 
-ScopedModelFamily::~ScopedModelFamily() {
-  auto& families = registered_families();
-  families.erase(std::remove_if(families.begin(), families.end(),
-                                [&](const ModelFamily& family) { return family.name == name_; }),
-                 families.end());
-}
+ScopedModelFamily::~ScopedModelFamily() { remove_registered(registered_families(), name_); }
 
 const ModelFamily& find_model_family(const std::string& name) {
   return find_registered(model_families(), name, "model.arch \"" + name + "\" is not a model family");
