@@ -21,13 +21,14 @@ nmt::ModelConfig small_config(const std::string& norm = "pre") {
   nmt::ModelConfig config;
   config.source_vocab = 20;
   config.target_vocab = 20;
-  config.section<TransformerConfig>().d_model = 32;
-  config.section<TransformerConfig>().heads = 2;
-  config.section<TransformerConfig>().ffn_dim = 64;
-  config.section<TransformerConfig>().encoder_layers = 2;
-  config.section<TransformerConfig>().decoder_layers = 2;
-  config.section<TransformerConfig>().norm = norm;
-  config.section<TransformerConfig>().max_positions = 64;
+  auto& transformer = config.section<TransformerConfig>();
+  transformer.d_model = 32;
+  transformer.heads = 2;
+  transformer.ffn_dim = 64;
+  transformer.encoder_layers = 2;
+  transformer.decoder_layers = 2;
+  transformer.norm = norm;
+  transformer.max_positions = 64;
   return config;
 }
 
@@ -317,11 +318,12 @@ namespace {
 
 nmt::ModelConfig marian_like_config() {
   auto config = small_config("post");
-  config.section<TransformerConfig>().positions = "concatenated";
-  config.section<TransformerConfig>().decoder_start = "zeros";
-  config.section<TransformerConfig>().ffn_activation = "swish";
-  config.section<TransformerConfig>().layer_norm_epsilon = 1e-6;
-  config.section<TransformerConfig>().tie_output = false;  // so that <s>'s embedding row is read by the decoder only
+  auto& transformer = config.section<TransformerConfig>();
+  transformer.positions = "concatenated";
+  transformer.decoder_start = "zeros";
+  transformer.ffn_activation = "swish";
+  transformer.layer_norm_epsilon = 1e-6;
+  transformer.tie_output = false;  // so that <s>'s embedding row is read by the decoder only
   return config;
 }
 
@@ -425,12 +427,13 @@ TEST_CASE("Transformer refuses unknown positions, decoder starts and activations
   activation.section<TransformerConfig>().ffn_activation = "gelu";
   CHECK_THROWS_WITH(TransformerModel(activation), HasSubstring("ffn_activation must be \"relu\" or \"swish\""));
   auto odd = small_config();
-  odd.section<TransformerConfig>().positions = "concatenated";
-  odd.section<TransformerConfig>().d_model = 30;
-  odd.section<TransformerConfig>().heads = 3;
+  auto& transformer = odd.section<TransformerConfig>();
+  transformer.positions = "concatenated";
+  transformer.d_model = 30;
+  transformer.heads = 3;
   CHECK_NOTHROW(TransformerModel(odd));
-  odd.section<TransformerConfig>().d_model = 3;
-  odd.section<TransformerConfig>().heads = 1;
+  transformer.d_model = 3;
+  transformer.heads = 1;
   CHECK_THROWS_WITH(TransformerModel(odd), HasSubstring("even d_model of at least 4"));
 }
 

@@ -12,14 +12,15 @@ inline ModelConfig small_transformer(bool tie_output = true) {
   config.source_vocab = 30;
   config.target_vocab = 30;
   config.dropout = 0;
-  config.section<TransformerConfig>().d_model = 32;
-  config.section<TransformerConfig>().heads = 4;
-  config.section<TransformerConfig>().ffn_dim = 64;
-  config.section<TransformerConfig>().encoder_layers = 2;
-  config.section<TransformerConfig>().decoder_layers = 2;
-  config.section<TransformerConfig>().attention_dropout = 0;
-  config.section<TransformerConfig>().max_positions = 32;
-  config.section<TransformerConfig>().tie_output = tie_output;
+  auto& transformer = config.section<TransformerConfig>();
+  transformer.d_model = 32;
+  transformer.heads = 4;
+  transformer.ffn_dim = 64;
+  transformer.encoder_layers = 2;
+  transformer.decoder_layers = 2;
+  transformer.attention_dropout = 0;
+  transformer.max_positions = 32;
+  transformer.tie_output = tie_output;
   return config;
 }
 
