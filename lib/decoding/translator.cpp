@@ -13,6 +13,7 @@
 #include "nmt/text/corpus.h"
 #include "nmt/base/error.h"
 #include "nmt/decoding/strategy.h"
+#include "nmt/decoding/vocabulary_part.h"
 
 namespace nmt {
 namespace {
@@ -104,6 +105,10 @@ std::string guide_problem(const Seq2SeqModel& model, size_t prefix_tokens, size_
   return "";
 }
 
+std::shared_ptr<const Shortlist> read_shortlist(const std::string& path, const LoadedModel& model) {
+  return std::make_shared<const Shortlist>(Shortlist::read(path, model.source_tokenizer, model.target_tokenizer));
+}
+
 void TranslateOptions::validate() const {
   search.validate();  // an unknown strategy included
   if (batch_size < 0) throw Error("batch size must be >= 0");
@@ -121,6 +126,13 @@ Translator::Translator(InferenceModelPtr model, TranslateOptions options)
   options_.validate();
   input_limit_ = nmt::input_token_limit(network(), options_.search, options_.max_input_tokens);
   max_batch_sentences_ = sentences_that_fit(options_.search.beam, model_->config().model.target_vocab);
+  if (const auto& shortlist = options_.shortlist) {
+    const auto& vocab = model_->config().model;
+    if (shortlist->source_vocab() != vocab.source_vocab || shortlist->target_vocab() != vocab.target_vocab)
+      throw Error("the shortlist is for vocabularies of " + std::to_string(shortlist->source_vocab()) + " and " +
+                  std::to_string(shortlist->target_vocab()) + " pieces, the model's have " +
+                  std::to_string(vocab.source_vocab) + " and " + std::to_string(vocab.target_vocab));
+  }
 }
 
 bool Translator::encode_guide(const std::string& prefix, const std::vector<std::string>& constraints,
@@ -197,13 +209,26 @@ void Translator::search_batch(std::vector<Translation*>& batch, const std::vecto
       for (const auto* each : batch) guides.constraints.push_back(each->constraint_ids);
       break;
     }
-  auto results = nmt::search(network(), source, search, guides);
+  auto results = options_.shortlist ? search_vocabulary_part(network(), shortlist_part(batch), source, search, guides)
+                                    : nmt::search(network(), source, search, guides);
   for (size_t row = 0; row < batch.size(); ++row) {
     batch[row]->hypotheses = std::move(results[row]);
     for (const auto& hypothesis : batch[row]->hypotheses)
       batch[row]->texts.push_back(model().target_tokenizer.decode(hypothesis.tokens));
     warn_unmet_constraints(*batch[row]);
   }
+}
+
+VocabularyPart Translator::shortlist_part(const std::vector<Translation*>& batch) const {
+  std::vector<const std::vector<int>*> sources;
+  for (const auto* item : batch) sources.push_back(&item->source_ids);
+  auto ids = options_.shortlist->candidates(sources);
+  // What a line's guides ask for is a candidate whatever the shortlist says.
+  for (const auto* item : batch) {
+    ids.insert(ids.end(), item->prefix_ids.begin(), item->prefix_ids.end());
+    for (const auto& phrase : item->constraint_ids) ids.insert(ids.end(), phrase.begin(), phrase.end());
+  }
+  return VocabularyPart(std::move(ids), model_->config().model.target_vocab, model_->device());
 }
 
 std::vector<Translation> Translator::translate(const std::vector<std::string>& lines) const {

@@ -133,4 +133,16 @@ void LinearImpl::use_path(LinearPath path, Converted converted) {
   path_ = path;
 }
 
+std::shared_ptr<LinearImpl> LinearImpl::output_rows(const torch::Tensor& rows) const {
+  torch::NoGradGuard no_grad;
+  const auto pick = [&rows](const torch::Tensor& t) {
+    return t.defined() ? t.index_select(0, rows).contiguous() : torch::Tensor();
+  };
+  auto part = std::make_shared<LinearImpl>(pick(weight), pick(bias));
+  part->path_ = path_;
+  if (path_ == LinearPath::int8)
+    part->int8_ = {pick(int8_.values), pick(int8_.scales), pick(int8_.compensation)};
+  return part;
+}
+
 }  // namespace nmt

@@ -107,6 +107,8 @@ int run(int argc, char** argv) {
   app.add_option("--max-wait-ms", max_wait_ms, "Longest a request waits for others to batch with")
       ->check(nmt::cli::at_least(0))->capture_default_str();
   nmt::add_search_flags(app, d.search, nmt::SearchOptionUse::serve);
+  std::string shortlist_path;
+  nmt::add_shortlist_flag(app, shortlist_path);
   app.add_option("--max-lines", settings.limits.max_lines, "Most lines per request (more: HTTP 413)")
       ->check(nmt::cli::positive())->capture_default_str();
   app.add_option("--max-line-bytes", settings.limits.max_line_bytes, "Most bytes per line (more: HTTP 413)")
@@ -140,6 +142,7 @@ int run(int argc, char** argv) {
     base.batch_tokens = batching.max_batch_tokens;
     batching.max_wait = std::chrono::milliseconds(max_wait_ms);
     const auto model = model_flags.load();
+    if (!shortlist_path.empty()) base.shortlist = nmt::read_shortlist(shortlist_path, model->loaded());
     nmt::serve::TranslationService service(model, base);
     const auto model_info = service.describe();  // now: afterwards only the worker touches the model
     const int threads = at::get_num_threads();

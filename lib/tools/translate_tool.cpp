@@ -140,6 +140,8 @@ int run(int argc, char** argv) {
   bool stream = false;
   const nmt::InferenceFlags model_flags(app, nmt::ModelFlagCount::ensemble);
   nmt::add_search_flags(app, search, nmt::SearchOptionUse::translate);
+  std::string shortlist_path;
+  nmt::add_shortlist_flag(app, shortlist_path);
   auto* size = app.add_option("--batch-size", options.batch_size, "Sentences per batch (1 = stream line by line)");
   app.add_option("--batch-tokens", options.batch_tokens, "Source tokens per batch")->capture_default_str()->excludes(size);
   app.add_option("--max-input-tokens", options.max_input_tokens, "Longer inputs are truncated (with a warning)")
@@ -172,7 +174,9 @@ int run(int argc, char** argv) {
     // run at once; written beside the file and renamed over it at the end.
     std::optional<nmt::AtomicFileWriter> output;
     if (!output_path.empty()) output.emplace(output_path);
-    nmt::Translator translator(model_flags.load(), options);
+    const auto model = model_flags.load();
+    if (!shortlist_path.empty()) options.shortlist = nmt::read_shortlist(shortlist_path, model->loaded());
+    nmt::Translator translator(model, options);
     const auto& target = translator.model().target_tokenizer;
     nmt::InputFamiliarity familiarity(translator.model());
     stream = stream || options.batch_size == 1 || (input_path.empty() && isatty(STDIN_FILENO));

@@ -112,6 +112,28 @@ printf 'neun\tzwei\n\n\nhundert\n' >"$WORK/constraints.txt"
 for word in neun zwei; do sed -n 1p "$WORK/constrained.txt" | grep -q "$word" || { cat "$WORK/constrained.txt" >&2; fail "line 1 lacks the constraint $word"; }; done
 sed -n 4p "$WORK/constrained.txt" | grep -q hundert || { cat "$WORK/constrained.txt" >&2; fail "line 4 lacks the constraint hundert"; }
 expect_error "constraints need beam search" "$BIN/nmt-translate" --model "$MODEL" --beam 1 --constraints "$WORK/constraints.txt" <"$WORK/input.txt"
+# A vocabulary shortlist from the training corpus: a file of pieces anyone can read, that
+# nmt-translate takes with its model; one line per input line as ever, the prefixes kept.
+"$BIN/nmt-shortlist" -m "$MODEL" --src "$WORK/train.en" --tgt "$WORK/train.de" -o "$WORK/shortlist.tsv" --threads 1 \
+  2>"$WORK/shortlist.err" || { cat "$WORK/shortlist.err" >&2; fail "nmt-shortlist failed"; }
+grep -qE "^nmt-shortlist: wrote .*: [0-9]+ target pieces always, translations for [0-9]+ source pieces" "$WORK/shortlist.err" \
+  || { cat "$WORK/shortlist.err" >&2; fail "nmt-shortlist: no summary line"; }
+[ "$(head -1 "$WORK/shortlist.tsv")" = "nmt-shortlist 1" ] && grep -qx "\[translations\]" "$WORK/shortlist.tsv" \
+  || fail "nmt-shortlist: not the documented format"
+"$BIN/nmt-translate" --model "$MODEL" --beam 3 --shortlist "$WORK/shortlist.tsv" --prefix "$WORK/prefix.txt" --threads 1 --quiet \
+  <"$WORK/input.txt" >"$WORK/shortlisted.txt" 2>"$WORK/err" || { cat "$WORK/err" >&2; fail "--shortlist failed"; }
+[ "$(wc -l <"$WORK/shortlisted.txt")" -eq 4 ] && [[ "$(sed -n 1p "$WORK/shortlisted.txt")" == sieben* ]] \
+  || { cat "$WORK/shortlisted.txt" >&2; fail "--shortlist: not one line per input line, or a prefix lost"; }
+expect_error "give the model (-m) or both --src-spm and --tgt-spm" \
+  "$BIN/nmt-shortlist" --src "$WORK/train.en" --tgt "$WORK/train.de" -o "$WORK/none.tsv"
+status=0
+"$BIN/nmt-shortlist" --src-spm "$WORK/spm.model" --src "$WORK/train.en" --tgt "$WORK/train.de" -o "$WORK/none.tsv" \
+  >/dev/null 2>&1 || status=$?
+[ "$status" -eq 2 ] || fail "nmt-shortlist without a target tokenizer: not a usage error (exit $status)"
+{ printf 'nmt-shortlist 1\n[about]\n'; grep "_vocabulary" "$WORK/shortlist.tsv"; printf '[translations]\nnot-a-piece\tsieben\t0.5\n'; } \
+  >"$WORK/broken.tsv"
+expect_error "$WORK/broken.tsv:6: \"not-a-piece\" is not a piece" \
+  "$BIN/nmt-translate" --model "$MODEL" --shortlist "$WORK/broken.tsv" <"$WORK/input.txt"
 # A line the model cannot take (a prefix beyond its 1,024 positions, 65 constraints) is a
 # warning naming it and an empty output line; the other lines are translated as ever.
 { echo sieben; printf 'i %.0s' $(seq 1100); echo; echo; echo eins; } >"$WORK/guide-prefix.txt"

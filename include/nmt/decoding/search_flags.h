@@ -3,6 +3,8 @@
 // nmt-translate, nmt-align and nmt-serve each add the ones the table gives them.
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 #include "nmt/decoding/search_option_table.h"
 
 namespace nmt {
@@ -13,5 +15,9 @@ namespace nmt {
 /// the app's callback refuses them without `--search sample` (so the tool sets no callback
 /// of its own).
 void add_search_flags(CLI::App& app, SearchOptions& options, SearchOptionUse tool);
+
+/// Adds --shortlist FILE (nmt-translate, nmt-serve): the vocabulary shortlist each batch's
+/// candidates come from (read_shortlist in translator.h, once the model is loaded).
+void add_shortlist_flag(CLI::App& app, std::string& path);
 
 }  // namespace nmt

@@ -3,12 +3,15 @@
 // nmt-align) that is not command-line handling. Lines are checked (UTF-8, length),
 // encoded, sorted by length into batches, searched, and returned in input order.
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "nmt/models/checkpoint.h"
 #include "nmt/models/inference_model.h"
 #include "nmt/decoding/search.h"
+#include "nmt/decoding/vocabulary_part.h"
+#include "nmt/text/shortlist.h"
 
 namespace nmt {
 
@@ -17,6 +20,10 @@ struct TranslateOptions {
   int64_t batch_size = 0;        ///< sentences per batch; 0 = group by batch_tokens
   int64_t batch_tokens = 4096;   ///< padded source tokens per batch (when batch_size is 0)
   int64_t max_input_tokens = 250;  ///< longer inputs are truncated and flagged
+  /// Each batch chooses among its shortlist candidates only (text/shortlist.h; the
+  /// candidates of its source pieces, the always-allowed ones, and its prefix and
+  /// constraint tokens). Null: the whole target vocabulary.
+  std::shared_ptr<const Shortlist> shortlist;
 
   /// Throws nmt::Error naming the first bad field.
   void validate() const;
@@ -49,6 +56,10 @@ int64_t input_token_limit(const Seq2SeqModel& model, const SearchOptions& search
 /// tracks at most SearchGuides::kMaxConstraints phrases. Checked per line before batching,
 /// so that such a line is skipped with this warning instead of failing its batch.
 std::string guide_problem(const Seq2SeqModel& model, size_t prefix_tokens, size_t constraints);
+
+/// The shortlist at `path` for `model`'s vocabularies (Shortlist::read), for
+/// TranslateOptions::shortlist.
+std::shared_ptr<const Shortlist> read_shortlist(const std::string& path, const LoadedModel& model);
 
 class Translator {
  public:
@@ -128,6 +139,8 @@ class Translator {
   /// follow them, so a line's samples do not depend on the batching).
   void search_batch(std::vector<Translation*>& batch, const std::vector<int64_t>& line_numbers,
                     const SearchOptions& search) const;
+  /// The part of the target vocabulary `batch` decodes over: its shortlist candidates.
+  VocabularyPart shortlist_part(const std::vector<Translation*>& batch) const;
   /// The guide's token ids into `t` (blank ones dropped); false, with t's warning, when a
   /// prefix or phrase is not valid UTF-8.
   bool encode_guide(const std::string& prefix, const std::vector<std::string>& constraints, Translation& t) const;

@@ -14,6 +14,8 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
+#include <memory>
+
 #include "nmt/models/int8_linear.h"
 #include "nmt/models/linear_path.h"
 
@@ -50,6 +52,14 @@ class LinearImpl : public torch::nn::Module {
   Converted convert_for(LinearPath path) const;
   /// Takes `path` with what convert_for(path) returned. nmt::Error once converted.
   void use_path(LinearPath path, Converted converted);
+
+  /// A layer that computes only the outputs `rows` ([C] int64 indices into out, on the
+  /// weights' device): x W[rows]^T + b[rows], on this layer's path, over copies of those
+  /// rows of its weights in the form the path reads (int8: the values, their per-row
+  /// scales and compensation). For inference: the copies are made without gradients.
+  /// Each output is the one this layer computes for that row (a vocabulary shortlist's
+  /// output projection, decoding/vocabulary_part.h).
+  std::shared_ptr<LinearImpl> output_rows(const torch::Tensor& rows) const;
 
   /// fp32 (bf16 on bf16_weights); undefined on int8. Public like torch::nn::Linear's, for
   /// initialisation and tests.

@@ -116,6 +116,12 @@ class Seq2SeqModel : public torch::nn::Module {
   /// Transformer: its output projection and the loss run on N rows). By default, forward()'s rows.
   virtual torch::Tensor forward_at(const torch::Tensor& source, const torch::Tensor& target_input,
                                    const torch::Tensor& positions);
+  /// Makes step() on `state` score only `columns` ([C] int64 target ids, increasing, on the
+  /// model's device) and returns true: StepOutput::scores become [B, C], column c what the
+  /// whole vocabulary's scores hold for token columns[c]. What makes a vocabulary
+  /// shortlist fast (decoding/vocabulary_part.h). False, `state` untouched, for a family
+  /// that scores the whole vocabulary regardless: its caller picks the columns.
+  virtual bool score_only(DecoderState& state, const torch::Tensor& columns) { return false; }
   /// False for the plain GRU seq2seq (fixed context vector, nothing to export).
   virtual bool has_attention() const { return true; }
   /// Number of decoder layers with cross-attention (0 for RNNs, whose single attention

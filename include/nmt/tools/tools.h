@@ -16,6 +16,7 @@ namespace export_tool { int run(int argc, char** argv); }     ///< nmt-export
 namespace import_tool { int run(int argc, char** argv); }     ///< nmt-import
 namespace info_tool { int run(int argc, char** argv); }       ///< nmt-info
 namespace prepare_tool { int run(int argc, char** argv); }    ///< nmt-prepare
+namespace shortlist_tool { int run(int argc, char** argv); }  ///< nmt-shortlist
 namespace spm_train_tool { int run(int argc, char** argv); }  ///< nmt-spm-train
 namespace train_tool { int run(int argc, char** argv); }      ///< nmt-train
 namespace translate_tool { int run(int argc, char** argv); }  ///< nmt-translate

@@ -146,6 +146,11 @@ torch::Tensor TransformerModel::project_output(const torch::Tensor& x) {
   return output_projection_(decoder_norm_.is_empty() ? x : decoder_norm_(x));
 }
 
+torch::Tensor TransformerModel::project_output(const torch::Tensor& x, const std::shared_ptr<LinearImpl>& rows) {
+  if (!rows) return project_output(x);
+  return rows->forward(decoder_norm_.is_empty() ? x : decoder_norm_(x));
+}
+
 std::vector<LinearImpl*> TransformerModel::linear_layers() {
   auto layers = Seq2SeqModel::linear_layers();
   layers.push_back(output_projection_.get());
@@ -268,10 +273,15 @@ StepOutput TransformerModel::step(const torch::Tensor& previous_tokens, DecoderS
     }
     state.recurrent_cells = std::move(cells);
   }
-  out.scores = NextTokenScores::logits(project_output(x).squeeze(1));
+  out.scores = NextTokenScores::logits(project_output(x, state.output_rows).squeeze(1));
   if (state.want_attention) out.attention = out.layer_attention[alignment_layer_].mean(1);  // [B, S]
   ++state.step;
   return out;
+}
+
+bool TransformerModel::score_only(DecoderState& base, const torch::Tensor& columns) {
+  state_as<TransformerState>(base).output_rows = output_projection_->output_rows(columns);
+  return true;
 }
 
 torch::Tensor TransformerModel::decoder_states(const torch::Tensor& source, const torch::Tensor& target_input) {

@@ -16,6 +16,7 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/normalization.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct TransformerState : DecoderState {
   torch::Tensor sentence_rows;    ///< [B] int64: the sentence of each hypothesis (undefined: row b)
   SelfAttentionCaches self_attention;        ///< self-attention decoders (none for SSRU)
   std::vector<torch::Tensor> recurrent_cells;  ///< SSRU decoders: per layer [B, D] (undefined: zeros)
+  /// The output projection's rows of the columns score_only() chose (null: every row);
+  /// shared by clones, never written after score_only().
+  std::shared_ptr<LinearImpl> output_rows;
 
   void reorder(const torch::Tensor& index) override;
   void select(const torch::Tensor& index) override;
@@ -58,6 +62,9 @@ class TransformerModel : public Seq2SeqModel {
   DecoderStatePtr initial_state(const EncoderOutput& encoded) override;
   /// previous_tokens [B] -> log_probs [B, V], attention [B, S], layer_attention L x [B, H, S].
   StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) override;
+  /// The output projection's rows of `columns`, kept in the state: each step's product
+  /// is [B, C] instead of [B, V].
+  bool score_only(DecoderState& state, const torch::Tensor& columns) override;
   /// source [B, S], target_input [B, T] -> logits [B, T, V], in one causal pass.
   ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
   /// The decoder's states at every position, then the output projection at `positions` only.
@@ -114,6 +121,8 @@ class TransformerModel : public Seq2SeqModel {
   torch::Tensor embed_target(const torch::Tensor& ids, int64_t offset);
   /// Final norm (pre-norm only) and output projection. [..., D] -> [..., V].
   torch::Tensor project_output(const torch::Tensor& x);
+  /// The same through `rows` (TransformerState::output_rows) where it is set.
+  torch::Tensor project_output(const torch::Tensor& x, const std::shared_ptr<LinearImpl>& rows);
   /// The last decoder layer's output under teacher forcing, [B, T, D], before project_output.
   torch::Tensor decoder_states(const torch::Tensor& source, const torch::Tensor& target_input);
 
