@@ -53,7 +53,7 @@ void add_search_flags(CLI::App& app, SearchOptions& options, SearchOptionUse too
 
 void add_shortlist_flag(CLI::App& app, std::string& path) {
   app.add_option("--shortlist", path,
-                 "Vocabulary shortlist (nmt-shortlist makes one from the training corpus): each batch scores only the "
+                 "Vocabulary shortlist (nmt-shortlist makes one from the training corpus): each line chooses only among the "
                  "target pieces its source pieces may translate to, plus the most frequent ones; faster where the "
                  "output layer costs much (large vocabularies), and may change a translation")
       ->check(CLI::ExistingFile);

@@ -220,15 +220,14 @@ void Translator::search_batch(std::vector<Translation*>& batch, const std::vecto
 }
 
 VocabularyPart Translator::shortlist_part(const std::vector<Translation*>& batch) const {
-  std::vector<const std::vector<int>*> sources;
-  for (const auto* item : batch) sources.push_back(&item->source_ids);
-  auto ids = options_.shortlist->candidates(sources);
-  // What a line's guides ask for is a candidate whatever the shortlist says.
+  std::vector<std::vector<int64_t>> sentence_ids;
   for (const auto* item : batch) {
+    auto& ids = sentence_ids.emplace_back(options_.shortlist->candidates({&item->source_ids}));
+    // What a line's guides ask for is a candidate whatever the shortlist says.
     ids.insert(ids.end(), item->prefix_ids.begin(), item->prefix_ids.end());
     for (const auto& phrase : item->constraint_ids) ids.insert(ids.end(), phrase.begin(), phrase.end());
   }
-  return VocabularyPart(std::move(ids), model_->config().model.target_vocab, model_->device());
+  return VocabularyPart::per_sentence(sentence_ids, model_->config().model.target_vocab, model_->device());
 }
 
 std::vector<Translation> Translator::translate(const std::vector<std::string>& lines) const {

@@ -133,6 +133,34 @@ TEST_CASE("a search over a part writes only the part's tokens, and takes prefixe
   }
 }
 
+TEST_CASE("a part made per sentence keeps each sentence's hypotheses to its own ids", "[vocabulary_part]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir, 50);
+  const auto tokenizer = Tokenizer::from_file(dir.file("spm.model"));
+  const auto source = torch::tensor({{10, 11, 12, 3}, {13, 14, 3, 0}}, torch::kLong);
+  const std::vector<std::vector<int64_t>> own = {{6, 9, 15}, {22, 40, 9}};
+  const auto part = VocabularyPart::per_sentence(own, tokenizer.vocab_size(), torch::kCPU);
+  CHECK(part.ids() == std::vector<int64_t>{0, 1, 2, 3, 6, 9, 15, 22, 40});
+  REQUIRE(part.blocked().sizes() == torch::IntArrayRef({2, 9}));
+  CHECK(part.blocked()[0].equal(torch::tensor({0, 0, 0, 0, 0, 0, 0, 1, 1}, torch::kBool)));
+  for (const auto& arch : model_family_names()) {
+    DYNAMIC_SECTION(arch) {
+      auto loaded = test::random_model(dir, arch, 3);
+      SearchOptions options;
+      options.beam = 3;
+      options.nbest = 3;
+      options.max_length_extra = 6;
+      const auto results = search_vocabulary_part(*loaded.model, part, source, options);
+      for (size_t b = 0; b < 2; ++b) {
+        const VocabularyPart mine(own[b], tokenizer.vocab_size(), torch::kCPU);
+        for (const auto& h : results[b]) CHECK(holds(mine, h.tokens));
+      }
+      CHECK_THROWS_WITH(search_vocabulary_part(*loaded.model, part, source.narrow(0, 0, 1), options),
+                        HasSubstring("a vocabulary part for 2 sentences, a source of 1 rows"));
+    }
+  }
+}
+
 TEST_CASE("a Translator with a shortlist decodes each line over its candidates, its prefix's tokens included",
           "[vocabulary_part][translator]") {
   ScratchDir dir;
@@ -159,6 +187,17 @@ TEST_CASE("a Translator with a shortlist decodes each line over its candidates, 
     allowed.insert(allowed.end(), t.prefix_ids.begin(), t.prefix_ids.end());
     const VocabularyPart part(allowed, vocab, torch::kCPU);
     for (const auto& h : t.hypotheses) CHECK(holds(part, h.tokens));
+  }
+  // Each line keeps to its own candidates: alone or beside the other line, the same result.
+  options.batch_size = 1;
+  const Translator one_by_one(set_up_for_inference(loaded, Precision::fp32, torch::kCPU), options);
+  const auto alone = one_by_one.translate(lines, prefixes);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    REQUIRE(alone[i].hypotheses.size() == results[i].hypotheses.size());
+    for (size_t k = 0; k < alone[i].hypotheses.size(); ++k) {
+      CHECK(alone[i].hypotheses[k].tokens == results[i].hypotheses[k].tokens);
+      CHECK(alone[i].hypotheses[k].score == Approx(results[i].hypotheses[k].score).margin(1e-4));
+    }
   }
   REQUIRE(!results[1].prefix_ids.empty());
   CHECK(std::equal(results[1].prefix_ids.begin(), results[1].prefix_ids.end(), results[1].hypotheses[0].tokens.begin()));

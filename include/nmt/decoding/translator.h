@@ -20,9 +20,9 @@ struct TranslateOptions {
   int64_t batch_size = 0;        ///< sentences per batch; 0 = group by batch_tokens
   int64_t batch_tokens = 4096;   ///< padded source tokens per batch (when batch_size is 0)
   int64_t max_input_tokens = 250;  ///< longer inputs are truncated and flagged
-  /// Each batch chooses among its shortlist candidates only (text/shortlist.h; the
-  /// candidates of its source pieces, the always-allowed ones, and its prefix and
-  /// constraint tokens). Null: the whole target vocabulary.
+  /// Each line chooses among its own shortlist candidates only (text/shortlist.h: those of
+  /// its source pieces and the always-allowed ones), and its prefix and constraint tokens;
+  /// so batching never changes a result. Null: the whole target vocabulary.
   std::shared_ptr<const Shortlist> shortlist;
 
   /// Throws nmt::Error naming the first bad field.
@@ -139,7 +139,8 @@ class Translator {
   /// follow them, so a line's samples do not depend on the batching).
   void search_batch(std::vector<Translation*>& batch, const std::vector<int64_t>& line_numbers,
                     const SearchOptions& search) const;
-  /// The part of the target vocabulary `batch` decodes over: its shortlist candidates.
+  /// The part of the target vocabulary `batch` decodes over: each line's own shortlist
+  /// candidates, its prefix and constraint tokens (VocabularyPart::per_sentence).
   VocabularyPart shortlist_part(const std::vector<Translation*>& batch) const;
   /// The guide's token ids into `t` (blank ones dropped); false, with t's warning, when a
   /// prefix or phrase is not valid UTF-8.
