@@ -62,6 +62,16 @@ bool is_blank(const std::string& line) {
   return line.find_first_not_of(" \t") == std::string::npos;
 }
 
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> fields;
+  if (line.empty()) return fields;
+  size_t start = 0;
+  for (size_t tab; (tab = line.find('\t', start)) != std::string::npos; start = tab + 1)
+    fields.push_back(line.substr(start, tab - start));
+  fields.push_back(line.substr(start));
+  return fields;
+}
+
 std::vector<std::string> read_lines(std::istream& in, const std::string& name, bool check_utf8) {
   std::vector<std::string> lines;
   std::string line;

@@ -11,6 +11,7 @@
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/error.h"
 #include "nmt/base/stable_hash.h"
+#include "nmt/text/corpus.h"
 #include "nmt/text/lexical_translation.h"
 #include "nmt/text/line_reader.h"
 #include "nmt/text/tokenizer.h"
@@ -23,15 +24,6 @@ constexpr const char* kSourceHashKey = "source_vocabulary";
 constexpr const char* kTargetHashKey = "target_vocabulary";
 
 bool is_special_id(int id) { return id <= SpecialIds::kEos; }
-
-std::vector<std::string> shortlist_fields(const std::string& line) {
-  std::vector<std::string> fields;
-  size_t start = 0;
-  for (size_t tab; (tab = line.find('\t', start)) != std::string::npos; start = tab + 1)
-    fields.push_back(line.substr(start, tab - start));
-  fields.push_back(line.substr(start));
-  return fields;
-}
 
 // An [about] value on one line: tabs and line breaks become spaces.
 std::string one_line(std::string text) {
@@ -199,7 +191,7 @@ Shortlist Shortlist::read(const std::string& path, const Tokenizer& source, cons
       section = line;
       continue;
     }
-    const auto fields = shortlist_fields(line);
+    const auto fields = split_tabs(line);
     const size_t expected = section == "[translations]" ? 3 : 2;
     if (section.empty()) throw Error(where + ": a line before the first section ([about], [always], [translations])");
     if (fields.size() != expected)

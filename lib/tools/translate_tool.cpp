@@ -116,17 +116,6 @@ class LineAlignedFile {
   nmt::LineReader lines_{in_, path_, nmt::LineReader::kDefaultMaxBytes, nmt::LineReader::Overlong::cut};
 };
 
-// "a\tb" -> {"a", "b"}; "" -> {}.
-std::vector<std::string> split_tabs(const std::string& line) {
-  std::vector<std::string> fields;
-  if (line.empty()) return fields;
-  size_t start = 0;
-  for (size_t tab; (tab = line.find('\t', start)) != std::string::npos; start = tab + 1)
-    fields.push_back(line.substr(start, tab - start));
-  fields.push_back(line.substr(start));
-  return fields;
-}
-
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -234,7 +223,7 @@ int run(int argc, char** argv) {
         cut = nmt::cut_warning(input) + " (all the model reads: " + std::to_string(translator.input_token_limit()) +
               " tokens)";
       prefixes.push_back(prefix_file.next(input.number(), skip_reason));
-      if (!constraints_path.empty()) constraints.push_back(split_tabs(constraint_file.next(input.number(), skip_reason)));
+      if (!constraints_path.empty()) constraints.push_back(nmt::split_tabs(constraint_file.next(input.number(), skip_reason)));
       if (!skip_reason.empty()) line.clear();  // its output line stays empty
       for (const auto* warning : {&cut, &skip_reason}) {
         if (warning->empty()) continue;

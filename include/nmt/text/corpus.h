@@ -17,6 +17,10 @@ std::string utf8_problem(std::string_view text);
 /// True for a line of only spaces and tabs (or nothing).
 bool is_blank(const std::string& line);
 
+/// The tab-separated fields of a line: "a\tb" -> {"a", "b"}, "" -> {} (constraint files,
+/// shortlists).
+std::vector<std::string> split_tabs(const std::string& line);
+
 /// All lines of a stream (trailing "\r" dropped; line by line: nmt/text/line_reader.h). With
 /// `check_utf8`, invalid UTF-8 throws nmt::Error as "name:line: ..."; without, lines are
 /// returned as they are (for tools that warn per line instead). A line over
