@@ -4,27 +4,36 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 
 #include "nmt/base/error.h"
 #include "nmt/text/corpus.h"
 #include "nmt/text/line_reader.h"
+#include "nmt/text/prepared_corpus.h"
 #include "nmt/text/tokenizer.h"
 
 namespace nmt {
 namespace {
 
-// The corpus's sentence pairs, tokenized, one after the other: one pass.
-class TokenizedPairs {
+// The corpus's sentence pairs with text on both sides, one after the other: one pass.
+class PairStream {
  public:
-  explicit TokenizedPairs(const LexicalTranslationOptions& options)
+  virtual ~PairStream() = default;
+  /// The next pair; false at the end (or after max_pairs).
+  virtual bool next(std::vector<int>& source, std::vector<int>& target) = 0;
+};
+
+// Text, tokenized as it is read.
+class TextPairs final : public PairStream {
+ public:
+  explicit TextPairs(const LexicalTranslationOptions& options)
       : options_(options),
         source_file_(open(options.source_path)),
         target_file_(open(options.target_path)),
         source_(source_file_, options.source_path, LineReader::kDefaultMaxBytes, LineReader::Overlong::cut),
         target_(target_file_, options.target_path, LineReader::kDefaultMaxBytes, LineReader::Overlong::cut) {}
 
-  // The next pair with both sides non-empty; false at the end (or after max_pairs lines).
-  bool next(std::vector<int>& source, std::vector<int>& target) {
+  bool next(std::vector<int>& source, std::vector<int>& target) override {
     std::string source_line, target_line;
     while (options_.max_pairs == 0 || lines_ < options_.max_pairs) {
       const bool more_source = source_.next(source_line), more_target = target_.next(target_line);
@@ -51,6 +60,72 @@ class TokenizedPairs {
   std::ifstream source_file_, target_file_;
   LineReader source_, target_;
   long lines_ = 0;
+};
+
+// A prepared corpus, read in place (it stores no pair with a blank side).
+class PreparedPairs final : public PairStream {
+ public:
+  PreparedPairs(const PreparedCorpus& corpus, long max_pairs)
+      : corpus_(corpus), end_(max_pairs > 0 ? std::min(corpus.size(), static_cast<size_t>(max_pairs)) : corpus.size()) {}
+
+  bool next(std::vector<int>& source, std::vector<int>& target) override {
+    if (next_ >= end_) return false;
+    corpus_.read(next_++, source, target);
+    return true;
+  }
+
+ private:
+  const PreparedCorpus& corpus_;
+  size_t end_, next_ = 0;
+};
+
+// Where the passes read from: the prepared corpus opened (and checked) once, or the text.
+class CorpusPasses {
+ public:
+  explicit CorpusPasses(const LexicalTranslationOptions& options) : options_(options) {
+    if (options.prepared_path.empty()) return;
+    prepared_ = PreparedCorpus::open(options.prepared_path);
+    const auto reason = tokenizer_mismatch_reason(prepared_->info(), *options.source_tokenizer, *options.target_tokenizer);
+    if (!reason.empty()) throw Error(options.prepared_path + ": " + reason);
+  }
+  std::unique_ptr<PairStream> pass() const {
+    if (prepared_) return std::make_unique<PreparedPairs>(*prepared_, options_.max_pairs);
+    return std::make_unique<TextPairs>(options_);
+  }
+  std::string name() const {
+    return prepared_ ? options_.prepared_path : options_.source_path + " / " + options_.target_path;
+  }
+
+ private:
+  const LexicalTranslationOptions& options_;
+  std::shared_ptr<const PreparedCorpus> prepared_;
+};
+
+// Within a pass, a line at most every progress_every_seconds: pairs read and their rate.
+class PassProgress {
+ public:
+  PassProgress(const LexicalTranslationOptions& options, std::string what)
+      : options_(options), what_(std::move(what)), start_(std::chrono::steady_clock::now()), last_(start_) {}
+  void pair_read() {
+    if (++pairs_ % 4096 != 0 || !options_.log) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last_).count() < options_.progress_every_seconds) return;
+    last_ = now;
+    const double seconds = std::chrono::duration<double>(now - start_).count();
+    char line[200];
+    std::snprintf(line, sizeof line, "%s: %lld sentence pairs read, %.0f pairs/s", what_.c_str(),
+                  static_cast<long long>(pairs_), static_cast<double>(pairs_) / std::max(seconds, 1e-9));
+    options_.log(line);
+  }
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  const LexicalTranslationOptions& options_;
+  std::string what_;
+  std::chrono::steady_clock::time_point start_, last_;
+  int64_t pairs_ = 0;
 };
 
 // Per source row (the NULL source last), the targets it met: appended per sentence pair,
@@ -96,10 +171,6 @@ std::vector<int32_t> unique_ids(const std::vector<int>& ids) {
   return unique;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 void log_pass(const LexicalTranslationOptions& options, const std::string& what, int64_t pairs, double seconds) {
   if (!options.log) return;
   char line[160];
@@ -109,12 +180,13 @@ void log_pass(const LexicalTranslationOptions& options, const std::string& what,
 }
 
 // The first pass: which pairs met, and the target counts.
-void find_pairs(const LexicalTranslationOptions& options, LexicalTranslation& table) {
-  const auto start = std::chrono::steady_clock::now();
+void find_pairs(const LexicalTranslationOptions& options, const CorpusPasses& corpus, LexicalTranslation& table) {
+  PassProgress progress(options, "finding the pairs of pieces");
   CooccurrenceRows rows(static_cast<size_t>(table.source_vocab) + 1);
-  TokenizedPairs reader(options);
+  const auto pairs = corpus.pass();
   std::vector<int> source, target;
-  while (reader.next(source, target)) {
+  while (pairs->next(source, target)) {
+    progress.pair_read();
     const auto targets = unique_ids(target);
     for (const int32_t s : unique_ids(source)) rows.add(static_cast<size_t>(s), targets);
     rows.add(static_cast<size_t>(table.source_vocab), targets);  // NULL meets every target
@@ -123,19 +195,21 @@ void find_pairs(const LexicalTranslationOptions& options, LexicalTranslation& ta
   }
   rows.finish(table.offsets, table.targets);
   log_pass(options, "found " + std::to_string(table.targets.size()) + " pairs of pieces", table.pairs,
-           seconds_since(start));
+           progress.seconds());
 }
 
 // One EM pass: the expected counts of each pair under the current probabilities, then the
 // probabilities that make them most likely.
-void expectation_maximisation(const LexicalTranslationOptions& options, LexicalTranslation& table,
-                              std::vector<float>& probabilities, int pass) {
-  const auto start = std::chrono::steady_clock::now();
+void expectation_maximisation(const LexicalTranslationOptions& options, const CorpusPasses& corpus,
+                              LexicalTranslation& table, std::vector<float>& probabilities, int pass) {
+  const std::string what = "IBM Model 1, pass " + std::to_string(pass) + " of " + std::to_string(options.iterations);
+  PassProgress progress(options, what);
   std::vector<double> counts(probabilities.size(), 0.0);
-  TokenizedPairs reader(options);
+  const auto pairs = corpus.pass();
   std::vector<int> source, target;
   std::vector<int64_t> entry;  // per source position (NULL last): the entry of the current target
-  while (reader.next(source, target)) {
+  while (pairs->next(source, target)) {
+    progress.pair_read();
     source.push_back(table.source_vocab);  // NULL
     entry.resize(source.size());
     for (const int t : target) {
@@ -157,8 +231,7 @@ void expectation_maximisation(const LexicalTranslationOptions& options, LexicalT
     for (int64_t e = table.offsets[s]; e < table.offsets[s + 1]; ++e)
       probabilities[static_cast<size_t>(e)] = sum > 0 ? static_cast<float>(counts[static_cast<size_t>(e)] / sum) : 0.0f;
   }
-  log_pass(options, "IBM Model 1, pass " + std::to_string(pass) + " of " + std::to_string(options.iterations),
-           table.pairs, seconds_since(start));
+  log_pass(options, what, table.pairs, progress.seconds());
 }
 
 }  // namespace
@@ -171,12 +244,13 @@ LexicalTranslation estimate_lexical_translation(const LexicalTranslationOptions&
   table.source_vocab = options.source_tokenizer->vocab_size();
   table.target_vocab = options.target_tokenizer->vocab_size();
   table.target_counts.assign(static_cast<size_t>(table.target_vocab), 0);
-  find_pairs(options, table);
-  if (table.pairs == 0)
-    throw Error(options.source_path + " / " + options.target_path + ": no sentence pair with text on both sides");
+  const CorpusPasses corpus(options);
+  find_pairs(options, corpus, table);
+  if (table.pairs == 0) throw Error(corpus.name() + ": no sentence pair with text on both sides");
   // Every pair equally likely: the first pass's expected counts are the pairs' fractional co-occurrences.
   std::vector<float> probabilities(table.targets.size(), 1.0f);
-  for (int pass = 1; pass <= options.iterations; ++pass) expectation_maximisation(options, table, probabilities, pass);
+  for (int pass = 1; pass <= options.iterations; ++pass)
+    expectation_maximisation(options, corpus, table, probabilities, pass);
   table.probabilities = std::move(probabilities);
   // The NULL row served the estimate; the table answers for real source ids.
   table.offsets.pop_back();

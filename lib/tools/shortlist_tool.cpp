@@ -2,7 +2,9 @@
 // shortlist from a parallel corpus, for nmt-translate and nmt-serve --shortlist.
 #include "nmt/tools/tools.h"
 
+#include <cstdio>
 #include <memory>
+#include <string>
 
 #include "nmt/base/cli.h"
 #include "nmt/base/error.h"
@@ -28,6 +30,12 @@ Tokenizers tokenizers(const std::string& model_path, const std::string& source_s
   return {Tokenizer::from_file(source_spm), Tokenizer::from_file(target_spm)};
 }
 
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -48,9 +56,14 @@ int run(int argc, char** argv) {
       ->check(CLI::ExistingFile)->excludes(model_option);
   app.add_option("--tgt-spm", target_spm, "Target SentencePiece model, in place of -m")
       ->check(CLI::ExistingFile)->excludes(model_option);
-  app.add_option("--src", estimate.source_path, "Source side of the corpus (the training data)")
-      ->required()->check(CLI::ExistingFile);
-  app.add_option("--tgt", estimate.target_path, "Target side, line-aligned with --src")->required()->check(CLI::ExistingFile);
+  auto* source_option = app.add_option("--src", estimate.source_path, "Source side of the corpus (the training data)")
+                            ->check(CLI::ExistingFile);
+  auto* target_option = app.add_option("--tgt", estimate.target_path, "Target side, line-aligned with --src")
+                            ->check(CLI::ExistingFile);
+  app.add_option("--train-data", estimate.prepared_path,
+                 "In place of --src and --tgt: a prepared corpus (nmt-prepare, with the model's tokenizers), read in "
+                 "place on every pass instead of tokenized again (faster on a large corpus)")
+      ->check(CLI::ExistingFile)->excludes(source_option)->excludes(target_option);
   app.add_option("-o,--output", output_path, "The shortlist to write (whole or not at all)")->required();
   app.add_option("--best", selection.best, "Target pieces kept per source piece, most probable first")
       ->check(nmt::cli::in_range(0, 100000))->capture_default_str();
@@ -62,9 +75,12 @@ int run(int argc, char** argv) {
       ->check(nmt::cli::in_range(1, 100))->capture_default_str();
   app.add_option("--max-lines", estimate.max_pairs, "Read at most this many lines of the corpus (0: all)")
       ->check(nmt::cli::in_range(0, 1e15))->capture_default_str();
+  nmt::cli::add_progress_every(app, estimate.progress_every_seconds, "sentence pairs read in the pass");
   app.callback([&] {  // during parsing: a usage error (exit 2)
     if (model_path.empty() && (source_spm.empty() || target_spm.empty()))
       throw CLI::ValidationError("the tokenizers", "give the model (-m) or both --src-spm and --tgt-spm");
+    if (estimate.prepared_path.empty() && (estimate.source_path.empty() || estimate.target_path.empty()))
+      throw CLI::ValidationError("the corpus", "give --src and --tgt, or --train-data");
   });
   return nmt::cli::run(app, common, argc, argv, [&] {
     const auto vocabularies = tokenizers(model_path, source_spm, target_spm);
@@ -75,12 +91,12 @@ int run(int argc, char** argv) {
     const auto shortlist = select_shortlist(table, selection);
     shortlist.write(output_path, vocabularies.source, vocabularies.target,
                     {{"made_by", "nmt-shortlist"},
-                     {"source", estimate.source_path},
-                     {"target", estimate.target_path},
+                     {"corpus", estimate.prepared_path.empty() ? estimate.source_path + " / " + estimate.target_path
+                                                               : estimate.prepared_path},
                      {"sentence_pairs", std::to_string(table.pairs)},
                      {"iterations", std::to_string(estimate.iterations)},
                      {"best", std::to_string(selection.best)},
-                     {"min_probability", std::to_string(selection.min_probability)},
+                     {"min_probability", number_text(selection.min_probability)},
                      {"frequent", std::to_string(selection.frequent)}});
     nmt::cli::print_line("nmt-shortlist: wrote " + output_path + ": " + std::to_string(shortlist.always().size()) +
                          " target pieces always, translations for " + std::to_string(shortlist.translated_sources()) +

@@ -9,6 +9,7 @@
 
 #include "nmt/base/error.h"
 #include "nmt/text/lexical_translation.h"
+#include "nmt/text/prepared_corpus.h"
 #include "nmt/text/shortlist.h"
 #include "nmt/text/tokenizer.h"
 #include "support/test_util.h"
@@ -98,6 +99,39 @@ TEST_CASE("IBM Model 1 learns which target piece each source piece translates to
   };
   CHECK(p_the(five) > p_the(once));
   CHECK(p_the(five) > 0.5f);
+}
+
+TEST_CASE("a prepared corpus gives the table its text gives, and one made with other tokenizers is refused",
+          "[shortlist]") {
+  ScratchDir dir;
+  write_article_corpus(dir);
+  const auto tokenizer = Tokenizer::from_file(dir.file("spm.model"));
+  PrepareOptions prepare;
+  prepare.source_path = dir.file("train.de");
+  prepare.target_path = dir.file("train.en");
+  prepare.output_path = dir.file("corpus.nmtc");
+  prepare.source_tokenizer = prepare.target_tokenizer = &tokenizer;
+  prepare_corpus(prepare);
+  const auto from_text = estimate(dir, tokenizer);
+  LexicalTranslationOptions options;
+  options.prepared_path = dir.file("corpus.nmtc");
+  options.source_tokenizer = options.target_tokenizer = &tokenizer;
+  std::vector<std::string> lines;
+  options.log = [&lines](const std::string& line) { lines.push_back(line); };
+  const auto from_prepared = estimate_lexical_translation(options);
+  CHECK(from_prepared.pairs == from_text.pairs);
+  CHECK(from_prepared.offsets == from_text.offsets);
+  CHECK(from_prepared.targets == from_text.targets);
+  CHECK(from_prepared.probabilities == from_text.probabilities);
+  CHECK(from_prepared.target_counts == from_text.target_counts);
+  REQUIRE(lines.size() == 6);  // the pass that finds the pairs, then one per iteration
+  CHECK(lines.back().rfind("IBM Model 1, pass 5 of 5: 18 sentence pairs in ", 0) == 0);
+
+  ScratchDir elsewhere;
+  test::make_tiny_task(elsewhere, 50);
+  const auto other = Tokenizer::from_file(elsewhere.file("spm.model"));
+  options.source_tokenizer = &other;
+  CHECK_THROWS_WITH(estimate_lexical_translation(options), HasSubstring(dir.file("corpus.nmtc") + ": "));
 }
 
 TEST_CASE("a corpus whose sides differ in length is refused naming the shorter file", "[shortlist]") {

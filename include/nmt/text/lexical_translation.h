@@ -7,7 +7,8 @@
 // here the input of a vocabulary shortlist (shortlist.h).
 //
 // Memory: the table of pairs that met (bounded by the two vocabularies, in practice far
-// below), not the corpus: the corpus is read again, and tokenized again, on every pass.
+// below), not the corpus: the corpus is read again on every pass, text tokenized again,
+// a prepared corpus (prepared_corpus.h) read in place.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -18,13 +19,18 @@ namespace nmt {
 class Tokenizer;
 
 struct LexicalTranslationOptions {
-  std::string source_path, target_path;  ///< line-aligned text
+  std::string source_path, target_path;  ///< line-aligned text, tokenized on every pass
+  /// Or a prepared corpus (nmt-prepare) made with these tokenizers, read in place (no
+  /// tokenizing: the faster input for a large corpus). Used when not empty.
+  std::string prepared_path;
   const Tokenizer* source_tokenizer = nullptr;
   const Tokenizer* target_tokenizer = nullptr;
   int iterations = 5;    ///< EM passes after the pass that finds the pairs
-  long max_pairs = 0;    ///< read at most this many sentence pairs (0: all)
-  /// Called with one line per pass (what it read, how long it took); none by default.
+  long max_pairs = 0;    ///< read at most this many lines (text) or pairs (prepared) (0: all)
+  /// Called with a line per pass (what it read, how long it took), and within a pass at
+  /// most every progress_every_seconds (how far it is); none by default.
   std::function<void(const std::string&)> log;
+  double progress_every_seconds = 10;
 };
 
 /// p(t | s) for every pair (s, t) that met in a sentence pair, per source id in increasing
@@ -39,7 +45,8 @@ struct LexicalTranslation {
 };
 
 /// Reads the corpus iterations + 1 times. nmt::Error naming the file for one that cannot
-/// be read, and for sides of different lengths (within max_pairs).
+/// be read, for sides of different lengths (within max_pairs), and for a prepared corpus
+/// made with other tokenizers.
 LexicalTranslation estimate_lexical_translation(const LexicalTranslationOptions& options);
 
 }  // namespace nmt
