@@ -142,7 +142,10 @@ int run(int argc, char** argv) {
     base.batch_tokens = batching.max_batch_tokens;
     batching.max_wait = std::chrono::milliseconds(max_wait_ms);
     const auto model = model_flags.load();
-    if (!shortlist_path.empty()) base.shortlist = nmt::read_shortlist(shortlist_path, model->loaded());
+    if (!shortlist_path.empty()) {
+      base.shortlist = nmt::read_shortlist(shortlist_path, model->loaded());
+      if (model_flags.verbose()) nmt::cli::print_line("nmt-serve: shortlist " + shortlist_path + ": " + describe(*base.shortlist));
+    }
     nmt::serve::TranslationService service(model, base);
     const auto model_info = service.describe();  // now: afterwards only the worker touches the model
     const int threads = at::get_num_threads();

@@ -221,6 +221,15 @@ Shortlist Shortlist::read(const std::string& path, const Tokenizer& source, cons
   return shortlist;
 }
 
+std::string describe(const Shortlist& shortlist) {
+  auto text = std::to_string(shortlist.always().size()) + " target pieces always, translations for " +
+              std::to_string(shortlist.translated_sources()) + " source pieces (" +
+              std::to_string(shortlist.translation_entries()) + " entries)";
+  for (const auto& [key, value] : shortlist.about())
+    if (key == "corpus") text += ", made from " + value;
+  return text;
+}
+
 Shortlist select_shortlist(const LexicalTranslation& table, const ShortlistSelection& selection) {
   if (selection.best < 0 || selection.frequent < 0 || !(selection.min_probability >= 0))
     throw Error("shortlist: best, frequent and the minimum probability must not be negative");

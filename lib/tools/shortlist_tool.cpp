@@ -98,9 +98,7 @@ int run(int argc, char** argv) {
                      {"best", std::to_string(selection.best)},
                      {"min_probability", number_text(selection.min_probability)},
                      {"frequent", std::to_string(selection.frequent)}});
-    nmt::cli::print_line("nmt-shortlist: wrote " + output_path + ": " + std::to_string(shortlist.always().size()) +
-                         " target pieces always, translations for " + std::to_string(shortlist.translated_sources()) +
-                         " source pieces (" + std::to_string(shortlist.translation_entries()) + " entries)");
+    nmt::cli::print_line("nmt-shortlist: wrote " + output_path + ": " + describe(shortlist));
     return 0;
   });
 }

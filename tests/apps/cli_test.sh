@@ -121,7 +121,9 @@ grep -qE "^nmt-shortlist: wrote .*: [0-9]+ target pieces always, translations fo
 [ "$(head -1 "$WORK/shortlist.tsv")" = "nmt-shortlist 1" ] && grep -qx "\[translations\]" "$WORK/shortlist.tsv" \
   || fail "nmt-shortlist: not the documented format"
 "$BIN/nmt-translate" --model "$MODEL" --beam 3 --shortlist "$WORK/shortlist.tsv" --prefix "$WORK/prefix.txt" --threads 1 --quiet \
-  <"$WORK/input.txt" >"$WORK/shortlisted.txt" 2>"$WORK/err" || { cat "$WORK/err" >&2; fail "--shortlist failed"; }
+  --verbose <"$WORK/input.txt" >"$WORK/shortlisted.txt" 2>"$WORK/err" || { cat "$WORK/err" >&2; fail "--shortlist failed"; }
+grep -qE "^nmt-translate: shortlist .*: [0-9]+ target pieces always, translations for [0-9]+ source pieces \([0-9]+ entries\), made from " \
+  "$WORK/err" || { cat "$WORK/err" >&2; fail "--shortlist --verbose: no line on the shortlist"; }
 [ "$(wc -l <"$WORK/shortlisted.txt")" -eq 4 ] && [[ "$(sed -n 1p "$WORK/shortlisted.txt")" == sieben* ]] \
   || { cat "$WORK/shortlisted.txt" >&2; fail "--shortlist: not one line per input line, or a prefix lost"; }
 expect_error "give the model (-m) or both --src-spm and --tgt-spm" \
