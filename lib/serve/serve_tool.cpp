@@ -144,7 +144,8 @@ int run(int argc, char** argv) {
     const auto model = model_flags.load();
     if (!shortlist_path.empty()) {
       base.shortlist = nmt::read_shortlist(shortlist_path, model->loaded());
-      if (model_flags.verbose()) nmt::cli::print_line("nmt-serve: shortlist " + shortlist_path + ": " + describe(*base.shortlist));
+      if (model_flags.verbose())
+        nmt::cli::print_line("nmt-serve: shortlist " + shortlist_path + ": " + describe(*base.shortlist));
     }
     nmt::serve::TranslationService service(model, base);
     const auto model_info = service.describe();  // now: afterwards only the worker touches the model

@@ -166,7 +166,8 @@ int run(int argc, char** argv) {
     const auto model = model_flags.load();
     if (!shortlist_path.empty()) {
       options.shortlist = nmt::read_shortlist(shortlist_path, model->loaded());
-      if (model_flags.verbose()) nmt::cli::print_line("nmt-translate: shortlist " + shortlist_path + ": " + describe(*options.shortlist));
+      if (model_flags.verbose())
+        nmt::cli::print_line("nmt-translate: shortlist " + shortlist_path + ": " + describe(*options.shortlist));
     }
     nmt::Translator translator(model, options);
     const auto& target = translator.model().target_tokenizer;
