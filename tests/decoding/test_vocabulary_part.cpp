@@ -46,6 +46,42 @@ TEST_CASE("a vocabulary part holds the special ids first and maps ids both ways"
   CHECK_THROWS_WITH(VocabularyPart({30}, 30, torch::kCPU), HasSubstring("id 30, outside the vocabulary of 30"));
 }
 
+namespace {
+
+// Steps `model` three times over the whole vocabulary and over `part` (score_only): the
+// part's scores are only the part's columns, and equal the whole vocabulary's there.
+void check_part_scores(Seq2SeqModel& model, const VocabularyPart& part, const torch::Tensor& source) {
+  torch::NoGradGuard no_grad;
+  const auto encoded = model.encode(source);
+  auto whole = model.initial_state(encoded), restricted = model.initial_state(encoded);
+  REQUIRE(model.score_only(*restricted, part.columns()));
+  auto tokens = torch::full({source.size(0)}, SpecialIds::kBos, torch::kLong);
+  for (int step = 0; step < 3; ++step) {
+    const auto all = model.step(tokens, *whole).scores.values();
+    const auto some = model.step(tokens, *restricted).scores.values();
+    REQUIRE(some.sizes() == torch::IntArrayRef({source.size(0), part.size()}));  // only the part was computed
+    const auto expected = all.index_select(1, part.columns());
+    INFO("step " << step << ": largest difference " << (some - expected).abs().max().item<double>());
+    CHECK(torch::allclose(some, expected, 1e-5, 1e-5));
+    tokens = part.columns().index_select(0, some.argmax(1));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every family scores a part's columns as its whole vocabulary does", "[vocabulary_part]") {
+  ScratchDir dir;
+  test::make_tiny_task(dir, 50);
+  const auto source = torch::tensor({{10, 11, 12, 3}, {13, 14, 3, 0}}, torch::kLong);
+  for (const auto& arch : model_family_names()) {
+    DYNAMIC_SECTION(arch) {
+      auto loaded = test::random_model(dir, arch, 5);
+      const VocabularyPart part({4, 7, 8, 12, 20, 41}, loaded.config.model.target_vocab, torch::kCPU);
+      check_part_scores(*loaded.model, part, source);
+    }
+  }
+}
+
 TEST_CASE("the Transformer scores a part's columns as its whole vocabulary does, on every inference path",
           "[vocabulary_part]") {
   std::vector<LinearPath> paths = {LinearPath::fp32_torch};
@@ -54,26 +90,12 @@ TEST_CASE("the Transformer scores a part's columns as its whole vocabulary does,
   if (test::runs_here(Precision::int8)) paths.push_back(LinearPath::int8);
   for (const auto path : paths) {
     DYNAMIC_SECTION(linear_path_name(path)) {
-      torch::NoGradGuard no_grad;
       torch::manual_seed(5);
       auto model = build_model(test::small_transformer(/*tie_output=*/path != LinearPath::int8));
       model->eval();
       model->use_linear_path(path);
       const VocabularyPart part({4, 7, 8, 12, 20, 29}, 30, torch::kCPU);
-      const auto source = torch::tensor({{5, 6, 7, 3}, {8, 9, 3, 0}}, torch::kLong);
-      const auto encoded = model->encode(source);
-      auto whole = model->initial_state(encoded), restricted = model->initial_state(encoded);
-      REQUIRE(model->score_only(*restricted, part.columns()));
-      auto tokens = torch::full({2}, SpecialIds::kBos, torch::kLong);
-      for (int step = 0; step < 3; ++step) {
-        const auto all = model->step(tokens, *whole).scores.values();
-        const auto some = model->step(tokens, *restricted).scores.values();
-        REQUIRE(some.sizes() == torch::IntArrayRef({2, part.size()}));  // only the part was computed
-        const auto expected = all.index_select(1, part.columns());
-        INFO("step " << step << ": largest difference " << (some - expected).abs().max().item<double>());
-        CHECK(torch::allclose(some, expected, 1e-5, 1e-5));
-        tokens = part.columns().index_select(0, some.argmax(1));
-      }
+      check_part_scores(*model, part, torch::tensor({{5, 6, 7, 3}, {8, 9, 3, 0}}, torch::kLong));
     }
   }
 }

@@ -3,9 +3,9 @@
 // The searches run unchanged on a model whose vocabulary is the part: its token c stands
 // for the target id ids()[c]. Every part holds the special ids, and they come first, so
 // pad, unk, bos and eos keep their numbers and the searches' rules about them hold as they
-// are. The model scores only the part's columns where its family can
-// (Seq2SeqModel::score_only: the Transformer multiplies by those rows of its output
-// projection), else the part's columns are picked from its scores.
+// are. The model scores only the part's columns where it can (Seq2SeqModel::score_only:
+// each family multiplies by those rows of its output layer), else the part's columns are
+// picked from its scores (an ensemble).
 // A part made per sentence (VocabularyPart::per_sentence) is the union of the sentences'
 // own sets, and each sentence's hypotheses may use only its own: a line's translation does
 // not depend on which lines share its batch. Each step's log-probs are normalised over what

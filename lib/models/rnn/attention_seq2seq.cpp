@@ -109,11 +109,18 @@ std::pair<torch::Tensor, torch::Tensor> AttentionSeq2Seq::advance(const torch::T
 
 StepOutput AttentionSeq2Seq::step(const torch::Tensor& previous_tokens, DecoderState& state) {
   const auto embedded = dropout_(target_embedding_(previous_tokens));
-  auto [attentional, weights] = advance(embedded, state_as<AttentionState>(state));
+  auto& typed = state_as<AttentionState>(state);
+  auto [attentional, weights] = advance(embedded, typed);
   StepOutput output;
-  output.scores = NextTokenScores::logits(output_(dropout_(attentional)));
+  const auto features = dropout_(attentional);
+  output.scores = NextTokenScores::logits(typed.output_rows ? typed.output_rows->forward(features) : output_(features));
   output.attention = weights;
   return output;
+}
+
+bool AttentionSeq2Seq::score_only(DecoderState& state, const torch::Tensor& columns) {
+  state_as<AttentionState>(state).output_rows = output_->output_rows(columns);
+  return true;
 }
 
 ForwardOutput AttentionSeq2Seq::forward(const torch::Tensor& source, const torch::Tensor& target_input) {

@@ -53,23 +53,29 @@ std::pair<torch::Tensor, torch::Tensor> GruSeq2Seq::decode(const torch::Tensor& 
   const auto repeated = context.unsqueeze(1).expand({-1, T, -1});
   auto [states, next_hidden] = decoder_(torch::cat({embedded, repeated}, 2), hidden);
   const auto features = torch::cat({states, embedded, repeated}, 2);
-  return {output_(dropout_(features)), next_hidden};
+  return {dropout_(features), next_hidden};
 }
 
 StepOutput GruSeq2Seq::step(const torch::Tensor& previous_tokens, DecoderState& base) {
   auto& state = state_as<GruState>(base);
   const auto hidden = state.hidden.transpose(0, 1).contiguous();
-  auto [logits, next_hidden] = decode(previous_tokens.unsqueeze(1), state.context, hidden);
+  auto [features, next_hidden] = decode(previous_tokens.unsqueeze(1), state.context, hidden);
   state.hidden = next_hidden.transpose(0, 1);
   ++state.step;
   StepOutput output;
-  output.scores = NextTokenScores::logits(logits.squeeze(1));
+  const auto last = features.squeeze(1);
+  output.scores = NextTokenScores::logits(state.output_rows ? state.output_rows->forward(last) : output_(last));
   return output;
+}
+
+bool GruSeq2Seq::score_only(DecoderState& state, const torch::Tensor& columns) {
+  state_as<GruState>(state).output_rows = output_->output_rows(columns);
+  return true;
 }
 
 ForwardOutput GruSeq2Seq::forward(const torch::Tensor& source, const torch::Tensor& target_input) {
   const auto context = encoder_(source).final;
-  return {decode(target_input, context, initial_hidden(context)).first};
+  return {output_(decode(target_input, context, initial_hidden(context)).first)};
 }
 
 std::vector<LayerComputation> GruSeq2Seq::layer_computations() const {

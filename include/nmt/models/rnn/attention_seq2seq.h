@@ -12,6 +12,8 @@
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/rnn.h>
 
+#include <memory>
+
 #include "nmt/base/config.h"
 #include "nmt/models/model.h"
 #include "nmt/models/registry.h"
@@ -32,6 +34,9 @@ struct AttentionState : DecoderState {
   torch::Tensor source_mask;  ///< [B, S] true at real tokens
   torch::Tensor hidden;       ///< [B, L, H] per layer
   torch::Tensor feed;         ///< [B, H] the previous attentional vector (input feeding), or undefined
+  /// The output layer's rows of the columns score_only() chose (null: every row); shared
+  /// by clones, never written after score_only().
+  std::shared_ptr<LinearImpl> output_rows;
 
   void reorder(const torch::Tensor& index) override;
   void select(const torch::Tensor& index) override;
@@ -44,6 +49,8 @@ class AttentionSeq2Seq : public Seq2SeqModel {
   EncoderOutput encode(const torch::Tensor& source) override;
   DecoderStatePtr initial_state(const EncoderOutput& encoded) override;
   StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) override;
+  /// The output layer's rows of `columns`, kept in the state.
+  bool score_only(DecoderState& state, const torch::Tensor& columns) override;
   ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
   std::vector<LayerComputation> layer_computations() const override;
 

@@ -6,6 +6,8 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/rnn.h>
 
+#include <memory>
+
 #include "nmt/base/config.h"
 #include "nmt/models/model.h"
 #include "nmt/models/registry.h"
@@ -21,6 +23,9 @@ ModelFamily gru_family();
 struct GruState : DecoderState {
   torch::Tensor context;  ///< [B, H] the encoder's final state, the decoder's only view of the source
   torch::Tensor hidden;   ///< [B, L, H] per layer
+  /// The output layer's rows of the columns score_only() chose (null: every row); shared
+  /// by clones, never written after score_only().
+  std::shared_ptr<LinearImpl> output_rows;
 
   void reorder(const torch::Tensor& index) override { hidden = hidden.index_select(0, index); }
   void select(const torch::Tensor& index) override {
@@ -36,12 +41,15 @@ class GruSeq2Seq : public Seq2SeqModel {
   EncoderOutput encode(const torch::Tensor& source) override;
   DecoderStatePtr initial_state(const EncoderOutput& encoded) override;
   StepOutput step(const torch::Tensor& previous_tokens, DecoderState& state) override;
+  /// The output layer's rows of `columns`, kept in the state.
+  bool score_only(DecoderState& state, const torch::Tensor& columns) override;
   ForwardOutput forward(const torch::Tensor& source, const torch::Tensor& target_input) override;
   bool has_attention() const override { return false; }
   std::vector<LayerComputation> layer_computations() const override;
 
  private:
-  /// Shape: tokens [B, T], context [B, H], hidden [layers, B, H] -> logits [B, T, V], hidden.
+  /// Shape: tokens [B, T], context [B, H], hidden [layers, B, H] -> the output layer's
+  /// input [B, T, H + E + H] (after dropout), hidden.
   std::pair<torch::Tensor, torch::Tensor> decode(const torch::Tensor& tokens,
                                                  const torch::Tensor& context,
                                                  const torch::Tensor& hidden);
