@@ -68,6 +68,8 @@ AdmittedLine TranslationService::admit(const std::string& line, const LineGuide&
 nlohmann::json TranslationService::describe() const {
   auto description = model_summary(translator_.model());
   description["max_input_tokens"] = translator_.input_token_limit();
+  const auto& shortlist = translator_.options().shortlist;
+  description["shortlist"] = shortlist ? nlohmann::json(nmt::describe(*shortlist)) : nlohmann::json(nullptr);
   return description;
 }
 

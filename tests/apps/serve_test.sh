@@ -77,7 +77,7 @@ printf 'seven hundred two\nforty-one\none thousand nine hundred\neight\nthree hu
 "$BIN/nmt-serve" --help | grep -- "--max-batch-tokens" >/dev/null || fail "--help does not list --max-batch-tokens"
 start_server --beam 3 --max-wait-ms 100 --max-lines 8 --max-line-bytes 200 --max-beam-lines 40 --max-attention-hypotheses 12
 healthy || fail "/health"
-[ "$(curl -s "$URL/v1/model" | python3 -c 'import json,sys; m=json.load(sys.stdin); print(m["family"], m["source_vocab"], m["config"]["transformer"]["d_model"])')" = "transformer 60 32" ] \
+[ "$(curl -s "$URL/v1/model" | python3 -c 'import json,sys; m=json.load(sys.stdin); print(m["family"], m["source_vocab"], m["config"]["transformer"]["d_model"], m["shortlist"])')" = "transformer 60 32 None" ] \
   || fail "/v1/model does not describe the tiny transformer"
 
 # --- /v1/translate equals nmt-translate, in input order -------------------------------
