@@ -41,9 +41,9 @@ std::string number_text(double value) {
 int run(int argc, char** argv) {
   nmt::set_up_process();
   CLI::App app{"Make a vocabulary shortlist from a parallel corpus: for each source piece the target pieces it "
-               "translates to (IBM Model 1 probabilities), plus the most frequent target pieces. nmt-translate and "
-               "nmt-serve --shortlist FILE then score only each batch's candidates instead of the whole target "
-               "vocabulary. The file is text, one line per entry (docs/shortlist.md)",
+               "translates to (IBM Model 1 probabilities), plus the most frequent target pieces. With nmt-translate and "
+               "nmt-serve --shortlist FILE each line then chooses only among its candidates instead of the whole "
+               "target vocabulary. The file is text, one line per entry (docs/shortlist.md)",
                "nmt-shortlist"};
   nmt::cli::CommonOptions common;
   nmt::cli::add_common_options(app, common);
@@ -69,7 +69,7 @@ int run(int argc, char** argv) {
       ->check(nmt::cli::in_range(0, 100000))->capture_default_str();
   app.add_option("--min-prob", selection.min_probability, "Keep only translations with at least this p(target | source)")
       ->check(nmt::cli::in_range(0, 1))->capture_default_str();
-  app.add_option("--frequent", selection.frequent, "The most frequent target pieces, candidates in every batch")
+  app.add_option("--frequent", selection.frequent, "The most frequent target pieces, candidates for every line")
       ->check(nmt::cli::in_range(0, 10000000))->capture_default_str();
   app.add_option("--iterations", estimate.iterations, "IBM Model 1 passes over the corpus")
       ->check(nmt::cli::in_range(1, 100))->capture_default_str();
