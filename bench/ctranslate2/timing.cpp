@@ -5,6 +5,7 @@
 // Built by bench/ctranslate2_compare.sh against a CTranslate2 install; never by the project.
 // Usage: timing MODEL_DIR THREADS COMPUTE_TYPE BEAM BATCH_SIZE BATCH_TYPE LENGTH_PENALTY < in > out
 // Prints on stderr: "translated N sentences, T target tokens in S s: R sentences/s".
+#include <cstdlib>
 #include <ctranslate2/translator.h>
 #include <sentencepiece_processor.h>
 
@@ -54,6 +55,9 @@ int main(int argc, char** argv) try {
   options.length_penalty = std::stof(argv[7]);
   // Our searches never emit padding (id 0) or <s> (id 2); neither does this one.
   options.suppress_sequences = {{target.IdToPiece(0)}, {target.IdToPiece(2)}};
+  // CT2_USE_VMAP=1: the model directory's vmap.txt (nmt-export --shortlist) limits the candidates.
+  const char* use_vmap = std::getenv("CT2_USE_VMAP");
+  options.use_vmap = use_vmap != nullptr && std::string(use_vmap) == "1";
   const auto stats = translator.translate_raw_text_file(std::cin, std::cout, tokenize, detokenize, options,
                                                         std::stoul(argv[5]), 0,
                                                         ctranslate2::str_to_batch_type(argv[6]));

@@ -172,7 +172,8 @@ void write_json(const fs::path& path, const nlohmann::json& json) {
   write_file_atomically(path.string(), json.dump(2) + "\n");
 }
 
-void write_directory_files(const Ctranslate2Model& model, const LoadedModel& loaded, const fs::path& directory) {
+void write_directory_files(const Ctranslate2Model& model, const LoadedModel& loaded, const Shortlist* shortlist,
+                           const fs::path& directory) {
   AtomicFileWriter binary((directory / Ctranslate2Files::kModel).string());
   write_ctranslate2_binary(model.binary, [&](std::string_view bytes) { binary.write(std::string(bytes)); });
   binary.commit();
@@ -185,6 +186,9 @@ void write_directory_files(const Ctranslate2Model& model, const LoadedModel& loa
   }
   write_file_atomically((directory / Ctranslate2Files::kSourceTokenizer).string(), loaded.source_tokenizer.serialized());
   write_file_atomically((directory / Ctranslate2Files::kTargetTokenizer).string(), loaded.target_tokenizer.serialized());
+  if (shortlist != nullptr)
+    write_file_atomically((directory / Ctranslate2Files::kVocabularyMap).string(),
+                          ctranslate2_vocabulary_map(*shortlist, loaded.source_tokenizer, loaded.target_tokenizer));
 }
 
 }  // namespace
@@ -217,10 +221,23 @@ Ctranslate2Model ctranslate2_model(const LoadedModel& loaded, const std::string&
   return model;
 }
 
+std::string ctranslate2_vocabulary_map(const Shortlist& shortlist, const Tokenizer& source, const Tokenizer& target) {
+  const auto targets = [&target](const std::vector<ShortlistEntry>& entries) {
+    std::string text;
+    for (const auto& entry : entries) text += (text.empty() ? "" : " ") + target.piece(entry.target);
+    return text;
+  };
+  std::string map = "\t" + targets(shortlist.always()) + "\n";
+  for (int s = 0; s < shortlist.source_vocab(); ++s)
+    if (!shortlist.translations(s).empty()) map += source.piece(s) + "\t" + targets(shortlist.translations(s)) + "\n";
+  return map;
+}
+
 void export_ctranslate2(const LoadedModel& loaded, const std::string& model_name, const std::string& directory,
-                        bool replace) {
+                        bool replace, const Shortlist* shortlist) {
   const auto model = ctranslate2_model(loaded, model_name);
-  write_model_directory(directory, replace, [&](const std::string& staged) { write_directory_files(model, loaded, staged); });
+  write_model_directory(directory, replace,
+                        [&](const std::string& staged) { write_directory_files(model, loaded, shortlist, staged); });
 }
 
 }  // namespace nmt

@@ -2,6 +2,7 @@
 #include "nmt/tools/tools.h"
 
 #include <iostream>
+#include <optional>
 
 #include "nmt/base/cli.h"
 #include "nmt/base/process_setup.h"
@@ -37,10 +38,16 @@ int run(int argc, char** argv) {
   app.add_flag("--int8-weights", int8_weights,
                "marian: model.bin's matrices as int8 (intgemm8), as Firefox Translations' models are "
                "(Marian then multiplies in int8); model.npz stays float32");
+  std::string shortlist_path;
+  app.add_option("--shortlist", shortlist_path,
+                 "ctranslate2: also write this vocabulary shortlist (nmt-shortlist) as the model's vmap.txt, which "
+                 "CTranslate2 reads when asked to translate with use_vmap")
+      ->check(CLI::ExistingFile);
   app.add_flag("--force", force, "Replace --output if it exists (the old directory goes once the new one is complete)");
   return nmt::cli::run(app, common, argc, argv, [&] {
     const auto loaded = nmt::load_model(model_path);
     if (format == "marian") {
+      if (!shortlist_path.empty()) throw nmt::Error("--shortlist is for --format ctranslate2 (Marian's lexical shortlists are not written)");
       for (const auto& note : nmt::export_marian(loaded, model_path, output, force, int8_weights))
         nmt::cli::print_line("nmt-export: note: " + note);
       nmt::cli::print_line("nmt-export: wrote " + output + " (Marian transformer, binary file version " +
@@ -48,7 +55,10 @@ int run(int argc, char** argv) {
       return 0;
     }
     if (int8_weights) throw nmt::Error("--int8-weights is for --format marian (CTranslate2 quantizes when it loads)");
-    nmt::export_ctranslate2(loaded, model_path, output, force);
+    std::optional<nmt::Shortlist> shortlist;
+    if (!shortlist_path.empty())
+      shortlist = nmt::Shortlist::read(shortlist_path, loaded.source_tokenizer, loaded.target_tokenizer);
+    nmt::export_ctranslate2(loaded, model_path, output, force, shortlist ? &*shortlist : nullptr);
     nmt::cli::print_line("nmt-export: wrote " + output + " (CTranslate2 TransformerSpec revision " +
                          std::to_string(nmt::kCtranslate2TransformerRevision) + ", binary version " +
                          std::to_string(nmt::kCtranslate2BinaryVersion) + ")");

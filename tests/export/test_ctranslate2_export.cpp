@@ -329,6 +329,15 @@ TEST_CASE("CTranslate2 export: the model directory, whole or not at all", "[expo
                                      std::filesystem::directory_iterator());
   CHECK(entries == 1);  // no temporary left beside it
 
+  SECTION("a shortlist as CTranslate2's vocabulary map") {
+    Shortlist shortlist(loaded.source_tokenizer.vocab_size(), loaded.target_tokenizer.vocab_size());
+    shortlist.set_always({{5, 0.2f}, {7, 0.1f}});
+    shortlist.set_translations(9, {{11, 0.6f}, {12, 0.3f}});
+    export_ctranslate2(loaded, "tiny.pt", out, /*replace=*/true, &shortlist);
+    const auto& t = loaded.target_tokenizer;
+    CHECK(read_all(out + "/vmap.txt") == "\t" + t.piece(5) + " " + t.piece(7) + "\n" + loaded.source_tokenizer.piece(9) +
+                                             "\t" + t.piece(11) + " " + t.piece(12) + "\n");
+  }
   SECTION("an existing directory is kept unless replaced") {
     CHECK_THROWS_WITH(export_ctranslate2(loaded, "tiny.pt", out, false), HasSubstring("exists (--force"));
     std::ofstream(out + "/mine.txt") << "kept";

@@ -22,6 +22,7 @@
 
 #include "nmt/export/ctranslate2_format.h"
 #include "nmt/models/checkpoint.h"
+#include "nmt/text/shortlist.h"
 
 namespace nmt {
 
@@ -48,13 +49,21 @@ struct Ctranslate2Files {
   static constexpr const char* kConfig = "config.json";
   static constexpr const char* kSourceTokenizer = "source_spm.model";
   static constexpr const char* kTargetTokenizer = "target_spm.model";
+  /// A vocabulary shortlist as CTranslate2's vocabulary map (its translate option use_vmap).
+  static constexpr const char* kVocabularyMap = "vmap.txt";
 };
+
+/// `shortlist` as CTranslate2's vocabulary map (src/vocabulary_map.cc reads it): a line
+/// "\tT1 T2 ..." of the target pieces always allowed, then per source piece with
+/// translations "S\tT1 T2 ...". CTranslate2 allows a batch the union of its lines'
+/// candidates, where our decoders keep each line to its own.
+std::string ctranslate2_vocabulary_map(const Shortlist& shortlist, const Tokenizer& source, const Tokenizer& target);
 
 /// Writes the model directory `directory`. It appears whole or not at all: the files are
 /// written into a temporary directory beside it, which is then renamed. An existing
 /// `directory` is refused (nmt::Error) unless `replace`; with it, the old directory is removed
-/// only once the new one is complete.
+/// only once the new one is complete. With a `shortlist`, its vmap.txt too.
 void export_ctranslate2(const LoadedModel& loaded, const std::string& model_name, const std::string& directory,
-                        bool replace);
+                        bool replace, const Shortlist* shortlist = nullptr);
 
 }  // namespace nmt
