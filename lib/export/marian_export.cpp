@@ -10,6 +10,7 @@
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/error.h"
 #include "nmt/export/marian_npz.h"
+#include "nmt/export/marian_shortlist.h"
 #include "nmt/models/transformer/transformer.h"
 #include "nmt/models/transformer/transformer_config.h"
 #include "nmt/text/tokenizer.h"
@@ -111,12 +112,15 @@ std::string marian_config_yaml(const ModelConfig& model) {
   return std::string(out.c_str()) + "\n";
 }
 
-std::string marian_decoder_yaml(const std::string& source_vocabulary, const std::string& target_vocabulary) {
+std::string marian_decoder_yaml(const std::string& source_vocabulary, const std::string& target_vocabulary,
+                                bool with_shortlist) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "models" << YAML::Value << YAML::BeginSeq << MarianFiles::kModel << YAML::EndSeq;
   out << YAML::Key << "vocabs" << YAML::Value << YAML::BeginSeq << source_vocabulary << target_vocabulary << YAML::EndSeq;
   out << YAML::Key << "beam-size" << YAML::Value << 5;
+  if (with_shortlist)
+    out << YAML::Key << "shortlist" << YAML::Value << YAML::BeginSeq << MarianFiles::kShortlist << YAML::EndSeq;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
@@ -165,7 +169,8 @@ MarianModel marian_model(const LoadedModel& loaded, const std::string& model_nam
 }
 
 std::vector<std::string> export_marian(const LoadedModel& loaded, const std::string& model_name,
-                                       const std::string& directory, bool replace, bool int8_weights) {
+                                       const std::string& directory, bool replace, bool int8_weights,
+                                       const Shortlist* shortlist) {
   // One model: the .npz from its float32 items, then model.bin from the same items quantized.
   auto model = marian_model(loaded, model_name);
   const auto npz = marian_npz_bytes(model.items);
@@ -181,8 +186,15 @@ std::vector<std::string> export_marian(const LoadedModel& loaded, const std::str
     write_file_atomically((root / MarianFiles::kNpzModel).string(), npz);
     write_file_atomically((root / source_vocabulary).string(), loaded.source_tokenizer.serialized());
     if (!shared) write_file_atomically((root / target_vocabulary).string(), loaded.target_tokenizer.serialized());
-    write_file_atomically((root / MarianFiles::kDecoderConfig).string(), marian_decoder_yaml(source_vocabulary, target_vocabulary));
+    if (shortlist != nullptr)
+      write_file_atomically((root / MarianFiles::kShortlist).string(),
+                            marian_shortlist_bytes(marian_shortlist_from(*shortlist)));
+    write_file_atomically((root / MarianFiles::kDecoderConfig).string(),
+                          marian_decoder_yaml(source_vocabulary, target_vocabulary, shortlist != nullptr));
   });
+  if (shortlist != nullptr && shared)
+    model.notes.push_back(std::string(MarianFiles::kShortlist) + ": with one vocabulary for both sides Marian also " +
+                          "lets each source piece translate as itself (nmt-import --shortlist reads it so)");
   return model.notes;
 }
 

@@ -15,6 +15,7 @@
 #include "nmt/export/marian_export.h"
 #include "nmt/export/marian_format.h"
 #include "nmt/export/marian_npz.h"
+#include "nmt/export/marian_shortlist.h"
 #include "nmt/models/registry.h"
 #include "nmt/models/transformer/transformer_config.h"
 #include "nmt/text/sentencepiece_ids.h"
@@ -309,7 +310,7 @@ void copy_marian_weights(Seq2SeqModel& model, const std::map<std::string, const 
 }  // namespace
 
 MarianImport import_marian(const std::string& model_path, const std::vector<std::string>& vocabularies,
-                           const std::vector<std::string>& id_lists) {
+                           const std::vector<std::string>& id_lists, const std::string& shortlist_path) {
   if (vocabularies.empty() || vocabularies.size() > 2)
     throw Error("a Marian model needs one SentencePiece vocabulary (.spm) for both sides, or two (source, target)");
   if (id_lists.size() > 2) throw Error("a Marian model has one vocab.yml for both sides, or two (source, target)");
@@ -339,7 +340,7 @@ MarianImport import_marian(const std::string& model_path, const std::vector<std:
   auto model = build_model(config.model);
   copy_marian_weights(*model, by_name, marian_weight_links(settings), source, target, config.model, model_path);
   model->eval();
-  MarianImport result{LoadedModel{config, model, source.tokenizer, target.tokenizer}, {}};
+  MarianImport result{LoadedModel{config, model, source.tokenizer, target.tokenizer}, {}, std::nullopt};
   const auto version = marian.get<std::string>("version", "");
   const auto written_by = version.empty() ? std::string("no Marian version in special:model.yml, read as before 1.11")
                                           : "written by Marian " + version;
@@ -368,6 +369,21 @@ MarianImport import_marian(const std::string& model_path, const std::vector<std:
                          std::to_string(config.model.source_vocab - marian_source) + " source, " +
                          std::to_string(config.model.target_vocab - marian_target) +
                          " target pieces); the embedding rows and output columns follow");
+  if (!shortlist_path.empty()) {
+    // Marian's shortlist counts one vocabulary file for both sides as shared (src/translator/
+    // translator.h compares the paths): each source piece may then translate as itself.
+    const auto& marian_vocabularies = id_lists.empty() ? vocabularies : id_lists;
+    const MarianShortlistIds ids{source.our_id_of_marian_id, target.our_id_of_marian_id,
+                                 source.tokenizer.vocab_size(), target.tokenizer.vocab_size(),
+                                 marian_vocabularies.front() == marian_vocabularies.back()};
+    const auto marian = read_marian_shortlist(read_file(shortlist_path, "Marian shortlist"), shortlist_path,
+                                              marian_source, marian_target);
+    result.shortlist = shortlist_from_marian(marian, ids);
+    result.notes.push_back("shortlist " + shortlist_path + ": the first " + std::to_string(marian.first) +
+                           " target ids always, at most " + std::to_string(marian.best) + " per source piece" +
+                           (ids.one_vocabulary ? ", each source piece itself (one vocabulary)" : "") +
+                           "; Marian's padding of a batch's candidates to a multiple of 8 is not kept");
+  }
   for (const auto* side : {&source, &target})
     if (side->unlisted > 0)
       result.notes.push_back(std::to_string(side->unlisted) + " pieces of " +

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <unordered_map>
 
 #include "nmt/base/atomic_file.h"
@@ -22,6 +23,7 @@ namespace {
 constexpr const char* kFirstLine = "nmt-shortlist 1";
 constexpr const char* kSourceHashKey = "source_vocabulary";
 constexpr const char* kTargetHashKey = "target_vocabulary";
+constexpr const char* kUnknownProbability = "-";
 
 bool is_special_id(int id) { return id <= SpecialIds::kEos; }
 
@@ -40,7 +42,9 @@ std::string piece_text(const Tokenizer& tokenizer, int id) {
   return piece;
 }
 
+// "-" where it is not known (a shortlist read from a file that has none: Marian's binary ones).
 std::string probability_text(float p) {
+  if (std::isnan(p)) return kUnknownProbability;
   char text[32];
   std::snprintf(text, sizeof text, "%.6g", static_cast<double>(p));
   return text;
@@ -66,12 +70,13 @@ class PieceIds {
 };
 
 float read_probability(const std::string& text, const std::string& where) {
+  if (text == kUnknownProbability) return std::numeric_limits<float>::quiet_NaN();
   errno = 0;
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !std::isfinite(value) || value < 0 ||
       value > 1)
-    throw Error(where + ": \"" + text + "\" is not a probability (a number in [0, 1])");
+    throw Error(where + ": \"" + text + "\" is not a probability (a number in [0, 1], or - where unknown)");
   return static_cast<float>(value);
 }
 

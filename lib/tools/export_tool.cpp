@@ -26,7 +26,8 @@ int run(int argc, char** argv) {
                "models as vocab.spm or source.spm and target.spm, decoder.yml) for Transformer checkpoints\n"
                "trained with model.transformer.positions concatenated and decoder_start zeros (what Marian\n"
                "computes; others are refused by name). Then, for example:\n"
-               "  marian-decoder -c DIR/decoder.yml < in.de",
+               "  marian-decoder -c DIR/decoder.yml < in.de\n"
+               "--shortlist FILE (nmt-shortlist's) goes with either: CTranslate2's vmap.txt, Marian's lex.s2t.bin.",
                "nmt-export"};
   nmt::cli::CommonOptions common;
   nmt::cli::add_common_options(app, common);
@@ -40,24 +41,25 @@ int run(int argc, char** argv) {
                "(Marian then multiplies in int8); model.npz stays float32");
   std::string shortlist_path;
   app.add_option("--shortlist", shortlist_path,
-                 "ctranslate2: also write this vocabulary shortlist (nmt-shortlist) as the model's vmap.txt, which "
-                 "CTranslate2 reads when asked to translate with use_vmap")
+                 "Also write this vocabulary shortlist (nmt-shortlist): ctranslate2: as the model's vmap.txt, which "
+                 "CTranslate2 reads when asked to translate with use_vmap; marian: as lex.s2t.bin, Marian's binary "
+                 "lexical shortlist, named in decoder.yml")
       ->check(CLI::ExistingFile);
   app.add_flag("--force", force, "Replace --output if it exists (the old directory goes once the new one is complete)");
   return nmt::cli::run(app, common, argc, argv, [&] {
     const auto loaded = nmt::load_model(model_path);
+    std::optional<nmt::Shortlist> shortlist;
+    if (!shortlist_path.empty())
+      shortlist = nmt::Shortlist::read(shortlist_path, loaded.source_tokenizer, loaded.target_tokenizer);
     if (format == "marian") {
-      if (!shortlist_path.empty()) throw nmt::Error("--shortlist is for --format ctranslate2 (Marian's lexical shortlists are not written)");
-      for (const auto& note : nmt::export_marian(loaded, model_path, output, force, int8_weights))
+      for (const auto& note :
+           nmt::export_marian(loaded, model_path, output, force, int8_weights, shortlist ? &*shortlist : nullptr))
         nmt::cli::print_line("nmt-export: note: " + note);
       nmt::cli::print_line("nmt-export: wrote " + output + " (Marian transformer, binary file version " +
                            std::to_string(nmt::kMarianBinaryVersion) + ")");
       return 0;
     }
     if (int8_weights) throw nmt::Error("--int8-weights is for --format marian (CTranslate2 quantizes when it loads)");
-    std::optional<nmt::Shortlist> shortlist;
-    if (!shortlist_path.empty())
-      shortlist = nmt::Shortlist::read(shortlist_path, loaded.source_tokenizer, loaded.target_tokenizer);
     nmt::export_ctranslate2(loaded, model_path, output, force, shortlist ? &*shortlist : nullptr);
     nmt::cli::print_line("nmt-export: wrote " + output + " (CTranslate2 TransformerSpec revision " +
                          std::to_string(nmt::kCtranslate2TransformerRevision) + ", binary version " +

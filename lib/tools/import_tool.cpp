@@ -16,18 +16,22 @@ namespace nmt::tools::import_tool {
 int run(int argc, char** argv) {
   nmt::set_up_process();  // before any LibTorch operation: the NMT_CPU_ISA cap reaches oneDNN
   CLI::App app{"Read a model of another toolkit into a checkpoint that every nmt tool takes.\n"
-               "marian: a Marian Transformer (model.bin or model.npz, float32) with its SentencePiece\n"
-               "vocabularies (.spm: one for both sides, or the source's then the target's) and, for\n"
-               "OPUS-MT's models, the vocab.yml that gives Marian's ids (--vocab-ids). The checkpoint\n"
-               "computes what Marian computes (post-norm, Marian's sinusoids, a zero first decoder input,\n"
-               "the output bias); the vocabularies get our special ids (<pad> and <s> added where\n"
-               "missing); int8 (intgemm8) weights are dequantized. Refused by name: what our\n"
-               "Transformer cannot compute (pre-norm, SSRU or average-attention decoders, factors).\n"
+               "marian: a Marian Transformer (model.bin or model.npz; float32, float16 or Firefox's int8)\n"
+               "with its SentencePiece vocabularies (.spm: one for both sides, or the source's then the\n"
+               "target's) and, for OPUS-MT's models, the vocab.yml that gives Marian's ids (--vocab-ids).\n"
+               "The checkpoint computes what Marian computes (post-norm or pre-norm, Marian's sinusoids, a\n"
+               "zero first decoder input, the output bias, an SSRU decoder); the vocabularies get our\n"
+               "special ids (<pad> and <s> added where missing); int8 (intgemm8) weights are dequantized.\n"
+               "Refused by name: what our Transformer cannot compute (average-attention decoders,\n"
+               "factors, trained positions). With --shortlist, Marian's binary lexical shortlist\n"
+               "(Firefox's lex.*.s2t.bin) is written as one of ours, for nmt-translate --shortlist.\n"
                "Then, for example:\n"
                "  nmt-import --format marian --model model.bin --vocab vocab.spm --output model.pt\n"
                "  nmt-import --format marian --model opus.npz --vocab source.spm target.spm \\\n"
                "    --vocab-ids opus.vocab.yml --output opus.pt\n"
-               "  nmt-translate --model model.pt < input.txt",
+               "  nmt-import --format marian --model model.deen.intgemm.alphas.bin --vocab vocab.deen.spm \\\n"
+               "    --shortlist lex.50.50.deen.s2t.bin --output deen.pt\n"
+               "  nmt-translate --model deen.pt --shortlist deen.shortlist.tsv < input.txt",
                "nmt-import"};
   nmt::cli::CommonOptions common;
   nmt::cli::add_common_options(app, common);
@@ -46,14 +50,29 @@ int run(int argc, char** argv) {
       ->expected(1, 2)
       ->check(CLI::ExistingFile);
   app.add_option("--output,-o", output, "The checkpoint to write (.pt; appears whole or not at all)")->required();
+  std::string shortlist_path, shortlist_output;
+  app.add_option("--shortlist", shortlist_path,
+                 "marian: its binary lexical shortlist (lex.*.s2t.bin), written as one of ours (docs/shortlist.md)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--shortlist-output", shortlist_output,
+                 "Where that shortlist goes (default: the checkpoint's path with .shortlist.tsv for its extension)");
   app.add_flag("--force", force, "Replace --output if it exists");
   return nmt::cli::run(app, common, argc, argv, [&] {
-    if (std::filesystem::exists(output) && !force) throw nmt::Error(output + " exists (--force replaces it)");
-    auto imported = nmt::import_marian(model_path, vocabularies, id_lists);
+    if (!shortlist_output.empty() && shortlist_path.empty()) throw nmt::Error("--shortlist-output needs --shortlist");
+    if (!shortlist_path.empty() && shortlist_output.empty())
+      shortlist_output = std::filesystem::path(output).replace_extension(".shortlist.tsv").string();
+    for (const auto& path : {output, shortlist_output})
+      if (!path.empty() && std::filesystem::exists(path) && !force) throw nmt::Error(path + " exists (--force replaces it)");
+    auto imported = nmt::import_marian(model_path, vocabularies, id_lists, shortlist_path);
     auto& loaded = imported.loaded;
     const auto& settings = loaded.config.model.section<nmt::TransformerConfig>();
     nmt::save_checkpoint(output, loaded.config, *loaded.model, loaded.source_tokenizer, loaded.target_tokenizer);
     for (const auto& note : imported.notes) nmt::cli::print_line("nmt-import: note: " + note);
+    if (imported.shortlist) {
+      imported.shortlist->write(shortlist_output, loaded.source_tokenizer, loaded.target_tokenizer,
+                                {{"made_by", "nmt-import"}, {"marian_shortlist", shortlist_path}, {"model", output}});
+      nmt::cli::print_line("nmt-import: wrote " + shortlist_output + " (" + nmt::describe(*imported.shortlist) + ")");
+    }
     nmt::cli::print_line("nmt-import: wrote " + output + " (a Transformer: d_model " +
                          std::to_string(settings.d_model) + ", " +
                          std::to_string(settings.encoder_layers) + "+" +

@@ -5,7 +5,8 @@
 // line is instead the translation's word scores, space-separated: Marian's log-probability of
 // each word's pieces, averaged over the pieces (bergamot's quality scores without a QE model:
 // src/translator/quality_estimator.cpp; </s> not counted), which the package returns only in
-// its HTML output (x-bergamot-word-score), so the input is sent as HTML text.
+// its HTML output (x-bergamot-word-score), so the input is sent as HTML text. With
+// MARIAN_SHORTLIST=FILE, Marian decodes over that binary lexical shortlist (lex.*.s2t.bin).
 //   node marian_reference.js PACKAGE_DIR MODEL.bin SOURCE.spm [TARGET.spm] < input > output
 // PACKAGE_DIR holds the package's worker/ folder. Exits 2 with a message when Marian refuses
 // the model (a missing weight, a bad config), so that a test can show why.
@@ -87,7 +88,8 @@ async function main() {
     `skip-cost: ${wordScores ? 'false' : 'true'}`, 'quiet: true', 'quiet-translation: true', 'alignment: soft', 'allow-unk: true',
     'ssplit-mode: sentence',
   ].join('\n');
-  const model = new marian.TranslationModel(config, alignedMemory(marian, modelPath, 256), null, vocabularies, null);
+  const shortlist = process.env.MARIAN_SHORTLIST ? alignedMemory(marian, process.env.MARIAN_SHORTLIST, 64) : null;
+  const model = new marian.TranslationModel(config, alignedMemory(marian, modelPath, 256), shortlist, vocabularies, null);
   const service = new marian.BlockingService({ cacheSize: 0 });
   const lines = fs.readFileSync(0, 'utf8').split('\n');
   if (lines.length && lines[lines.length - 1] === '') lines.pop();

@@ -7,7 +7,7 @@
 # export maps: one vocabulary with shared, tied embeddings and swish; a student with an SSRU
 # decoder, as Firefox's; two vocabularies with separate embeddings, an untied output layer,
 # relu and pre-norm as Marian computes it (model.transformer.norm pre_query). The first two
-# also int8 as Firefox's models are (int8shiftAll). Models Marian cannot compute are
+# also int8 as Firefox's models are (int8shiftAll); the first with a lexical shortlist too. Models Marian cannot compute are
 # refused by name. Usage: marian_test.sh BIN_DIR SOURCE_DIR. Exits 77 (skipped) without Node
 # or the reference package (scripts/fetch-marian-reference.sh fetches it).
 BIN=$1
@@ -88,6 +88,33 @@ compare_with_marian "$WORK/shared" "$WORK/shared-marian" "$WORK/shared-marian/vo
 # SIGPIPE, and under pipefail the pipeline fails although the line is there.
 tr -d '\0' <"$WORK/shared-marian/model.bin" | grep -a "^tied-embeddings-all: true" >/dev/null ||
   fail "the shared model's special:model.yml does not say tied-embeddings-all: true"
+
+# A lexical shortlist out and in: nmt-shortlist's, exported as Marian's binary lex.s2t.bin,
+# decoded over by Marian and, read back by nmt-import --shortlist (each source piece also its
+# own candidate, as Marian does with one vocabulary), by ours. Marian also pads a sentence's
+# candidates to a multiple of 8 with the lowest ids left (for intgemm), which ours does not, so
+# a line may turn on that. The shortlist is kept small enough to change many lines.
+"$BIN/nmt-shortlist" -m "$WORK/shared/best.pt" --src "$WORK/train.en" --tgt "$WORK/train.de" --best 3 --frequent 4 \
+  -o "$WORK/shared.shortlist.tsv" >/dev/null 2>&1 || fail "nmt-shortlist for the shared model failed"
+"$BIN/nmt-export" --format marian -m "$WORK/shared/best.pt" --shortlist "$WORK/shared.shortlist.tsv" \
+  -o "$WORK/shared-lex" >/dev/null 2>"$WORK/export.log" || { cat "$WORK/export.log" >&2; fail "nmt-export --shortlist failed"; }
+grep -q "lex.s2t.bin" "$WORK/shared-lex/decoder.yml" || fail "decoder.yml does not name the shortlist"
+MARIAN_SHORTLIST="$WORK/shared-lex/lex.s2t.bin" node "$SRC/tests/apps/marian_reference.js" "$REFERENCE/package" \
+  "$WORK/shared-lex/model.bin" "$WORK/shared-lex/vocab.spm" <"$WORK/valid.en" >"$WORK/shared-lex.marian" 2>"$WORK/marian.log" ||
+  { cat "$WORK/marian.log" >&2; fail "Marian refused the exported shortlist"; }
+"$BIN/nmt-import" --format marian -m "$WORK/shared-lex/model.bin" --vocab "$WORK/shared-lex/vocab.spm" \
+  --shortlist "$WORK/shared-lex/lex.s2t.bin" -o "$WORK/shared-lex.pt" >/dev/null 2>"$WORK/import.log" ||
+  { cat "$WORK/import.log" >&2; fail "nmt-import --shortlist failed"; }
+"$BIN/nmt-translate" -m "$WORK/shared-lex.pt" --shortlist "$WORK/shared-lex.shortlist.tsv" --beam 1 --threads 2 \
+  <"$WORK/valid.en" >"$WORK/shared-lex.ours" 2>/dev/null
+same=$(paste -d '\t' "$WORK/shared-lex.marian" "$WORK/shared-lex.ours" | awk -F '\t' '$1 == $2' | wc -l)
+changed=$(paste -d '\t' "$WORK/shared-lex.marian" "$WORK/shared-marian.marian" | awk -F '\t' '$1 != $2' | wc -l)
+echo "marian_test: a shortlist: Marian and ours agree on $same of 100 lines; it changed $changed of Marian's 100"
+[ "$same" -ge 95 ] || fail "Marian and ours with the same shortlist agree on only $same of 100 lines"
+[ "$changed" -ge 10 ] || fail "the shortlist changed only $changed of Marian's lines: too weak a test"
+expect_error "not a Marian binary shortlist" "$BIN/nmt-import" --format marian -m "$WORK/shared-lex/model.bin" \
+  --vocab "$WORK/shared-lex/vocab.spm" --shortlist "$WORK/shared.shortlist.tsv" -o "$WORK/refused.pt"
+[ ! -e "$WORK/refused.pt" ] || fail "a refused shortlist left the import's checkpoint"
 
 # A student as Firefox's are: an SSRU decoder (Marian's transformer-decoder-autoreg rnn, dec-cell ssru).
 STEPS=300 SOURCE_SPM="$WORK/spm64.model" train "$WORK/student" "$WORK/spm64.model" "${MARIAN_LIKE[@]}" \

@@ -222,6 +222,17 @@ TEST_CASE("a shortlist file reads back as written, and refuses another vocabular
     test::write_text(path, text + "▁der\t▁the\t1.5\n");
     CHECK_THROWS_WITH(Shortlist::read(path, tokenizer, tokenizer), HasSubstring("\"1.5\" is not a probability"));
   }
+  SECTION("a probability not known (a shortlist read from Marian's binary form) is written and read as -") {
+    auto unknown = shortlist;
+    const auto der = piece_id(tokenizer, "▁der"), the = piece_id(tokenizer, "▁the");
+    unknown.set_translations(der, {{the, std::nanf("")}});
+    unknown.write(path, tokenizer, tokenizer, {});
+    CHECK(read_all(path).find("▁der\t▁the\t-\n") != std::string::npos);
+    const auto back = Shortlist::read(path, tokenizer, tokenizer);
+    REQUIRE(back.translations(der).size() == 1);
+    CHECK(back.translations(der).front().target == the);
+    CHECK(std::isnan(back.translations(der).front().probability));
+  }
   SECTION("not a shortlist") {
     test::write_text(path, "▁der ▁the 0.9\n");
     CHECK_THROWS_WITH(Shortlist::read(path, tokenizer, tokenizer), HasSubstring(path + ":1: not a shortlist"));

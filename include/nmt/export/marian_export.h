@@ -26,6 +26,7 @@
 
 #include "nmt/export/marian_format.h"
 #include "nmt/models/checkpoint.h"
+#include "nmt/text/shortlist.h"
 
 namespace nmt {
 
@@ -52,11 +53,14 @@ struct MarianFiles {
   static constexpr const char* kSharedVocabulary = "vocab.spm";
   static constexpr const char* kSourceVocabulary = "source.spm";
   static constexpr const char* kTargetVocabulary = "target.spm";
+  static constexpr const char* kShortlist = "lex.s2t.bin";  ///< a lexical shortlist, binary (marian_shortlist.h)
 };
 
 /// Writes the model directory `directory` (model.bin, model.npz, the .spm vocabularies, decoder.yml),
-/// whole or not at all; an existing one only with `replace`. Returns the model's notes.
+/// whole or not at all; an existing one only with `replace`. With a `shortlist`, also lex.s2t.bin,
+/// named in decoder.yml. Returns the model's notes.
 std::vector<std::string> export_marian(const LoadedModel& loaded, const std::string& model_name,
-                                       const std::string& directory, bool replace, bool int8_weights = false);
+                                       const std::string& directory, bool replace, bool int8_weights = false,
+                                       const Shortlist* shortlist = nullptr);
 
 }  // namespace nmt

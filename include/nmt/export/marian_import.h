@@ -13,24 +13,29 @@
 // positions. float16 weights are widened to float32; int8 weights (intgemm8, Firefox's) are
 // dequantized; their activation multipliers (_QuantMultA) are not used.
 // OPUS-MT's form: model.npz, source.spm and target.spm for segmentation, vocab.yml for the ids.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "nmt/models/checkpoint.h"
+#include "nmt/text/shortlist.h"
 
 namespace nmt {
 
 struct MarianImport {
   LoadedModel loaded;              ///< the model in eval mode, with its config and tokenizers
   std::vector<std::string> notes;  ///< what the import decided that a user should know
+  std::optional<Shortlist> shortlist;  ///< Marian's lexical shortlist in our ids, where one was given
 };
 
 /// Reads `model_path` (a Marian .bin, or .npz: told apart by their bytes) with `vocabularies`:
 /// one SentencePiece model (.spm) for both sides, or the source's and the target's. Marian's ids
 /// are the SentencePiece models' own unless `id_lists` gives Marian's vocab.yml (one for both
-/// sides, or two), as OPUS-MT's models have. Throws nmt::Error naming the file, the item or
-/// the config key at fault.
+/// sides, or two), as OPUS-MT's models have. With `shortlist_path`, Marian's binary lexical
+/// shortlist (lex.*.s2t.bin) for the same vocabularies, read as what Marian decodes a sentence
+/// over (export/marian_shortlist.h). Throws nmt::Error naming the file, the item or the config
+/// key at fault.
 MarianImport import_marian(const std::string& model_path, const std::vector<std::string>& vocabularies,
-                           const std::vector<std::string>& id_lists = {});
+                           const std::vector<std::string>& id_lists = {}, const std::string& shortlist_path = "");
 
 }  // namespace nmt

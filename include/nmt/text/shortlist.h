@@ -19,7 +19,8 @@ struct LexicalTranslation;
 
 struct ShortlistEntry {
   int target = 0;
-  float probability = 0;  ///< p(target | source); for always(): the target's share of the corpus's pieces
+  float probability = 0;  ///< p(target | source); for always(): the target's share of the corpus's pieces;
+                          ///< NaN where not known (written "-": Marian's binary shortlists have none)
 };
 
 class Shortlist {
