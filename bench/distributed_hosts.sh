@@ -4,13 +4,16 @@
 # preset on Multi30k de->en, one thread per rank, BATCH target tokens per rank. Variants,
 # alternated over ROUNDS rounds (their order reversed every other round):
 #   one           1 process x 1 thread (in host 0, no network)
+#   apart         2 processes x 1 thread at once, one per host, each training alone (no
+#                 collective): what two ranks could reach on this machine with communication
+#                 and waiting for each other free (the ceiling the cores, caches and memory set)
 #   after         2 hosts, the gradients summed after backward (train.overlap_allreduce=false)
 #   during-N      2 hosts, summed during backward in buckets of N MiB (N from BUCKETS)
 #   fp16-N        the same, the buckets sent as fp16 (train.allreduce_precision; N from FP16_BUCKETS)
 # Per variant: target tokens/s over all ranks (rank 0's train.jsonl, steps after the first
 # report) and the share of the time rank 0 waited for the gradients' sum
 # (gradient_sum_wait_share); medians and ranges; scaling efficiency = tokens/s of 2 hosts /
-# (2 x one). Prints Markdown. Needs root (namespaces), ../shared/data/multi30k and a build.
+# (2 x one). Prints Markdown. APART=0 leaves the apart variant out. Needs root (namespaces), ../shared/data/multi30k and a build.
 # Usage: bench/distributed_hosts.sh [STEPS=30]   Environment: ROUNDS (3), BATCH (4096),
 #   BUCKETS ("1 4 16"), FP16_BUCKETS ("" : none), LOG_EVERY (5), NAMESPACE_LINK_RATE (1gbit)
 set -euo pipefail
@@ -46,6 +49,16 @@ run() {
   rm -rf "$dir"
   if [ "$variant" = one ]; then
     on_namespace_host 0 build/bin/nmt-train "${TRAIN[@]}" --model-dir "$dir" >"$dir.out" 2>"$dir.err"
+  elif [ "$variant" = apart ]; then
+    local i pids=()
+    for i in 0 1; do
+      on_namespace_host "$i" build/bin/nmt-train "${TRAIN[@]}" --model-dir "$dir-$i" >"$dir.out$i" 2>"$dir.err$i" &
+      pids+=($!)
+    done
+    for i in 0 1; do wait "${pids[$i]}" || { cat "$dir.err$i" >&2; exit 1; }; done
+    for i in 0 1; do mean_field "$dir-$i/train.jsonl" target_tokens_per_second; echo; done |
+      awk 'NF {s += $1} END {printf "%.0f\n", s}' >>"$WORK/$variant.rate"
+    return
   else
     local flags=(--set train.overlap_allreduce=false)
     case $variant in
@@ -66,6 +79,7 @@ run() {
 }
 
 variants=(one after)
+[ "${APART:-1}" = 0 ] || variants+=(apart)
 for size in $BUCKETS; do variants+=("during-$size"); done
 for size in $FP16_BUCKETS; do variants+=("fp16-$size"); done
 for ((round = 1; round <= ROUNDS; round++)); do
@@ -91,9 +105,10 @@ echo "|---|---:|---:|---:|"
 for variant in "${variants[@]}"; do
   mapfile -t rates < <(values "$variant.rate")
   rate=$(median "${rates[@]}")
+  efficiency=$(awk -v r="$rate" -v o="$one_rate" 'BEGIN {printf "%.2f", r / (2 * o)}')
   if [ "$variant" = one ]; then efficiency="-"; wait_share="-"
+  elif [ "$variant" = apart ]; then wait_share="- (no collective)"
   else
-    efficiency=$(awk -v r="$rate" -v o="$one_rate" 'BEGIN {printf "%.2f", r / (2 * o)}')
     mapfile -t waits < <(values "$variant.wait" | awk '{printf "%.1f\n", 100 * $1}')
     wait_share="$(median_range "${waits[@]}") %"
   fi

@@ -1,21 +1,18 @@
+// Marian's binary shortlist file, read and written: torch-free and Shortlist-free, so that the
+// fuzz harness takes it alone (what it means in our ids: marian_shortlist_ids.cpp).
 #include "nmt/export/marian_shortlist.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
-#include <limits>
 #include <sstream>
 
 #include "nmt/base/error.h"
-#include "nmt/text/shortlist.h"
-#include "nmt/text/tokenizer.h"
 
 namespace nmt {
 namespace {
 
 constexpr size_t kHeaderWords = 6;  // magic, checksum, first, best, offset count, target count
 constexpr size_t kHeaderBytes = kHeaderWords * sizeof(uint64_t);
-constexpr float kUnknownProbability = std::numeric_limits<float>::quiet_NaN();
 
 uint64_t word_at(std::string_view bytes, size_t index) {
   uint64_t value = 0;
@@ -31,18 +28,6 @@ std::string hex(uint64_t value) {
   std::ostringstream text;
   text << "0x" << std::hex << value;
   return text.str();
-}
-
-bool is_special_id(int id) { return id >= 0 && id <= SpecialIds::kEos; }
-
-// Our target ids of a list of Marian's, specials left out, each once, increasing.
-std::vector<ShortlistEntry> entries_of(std::vector<int> ids) {
-  ids.erase(std::remove_if(ids.begin(), ids.end(), is_special_id), ids.end());
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  std::vector<ShortlistEntry> entries;
-  for (const int id : ids) entries.push_back({id, kUnknownProbability});
-  return entries;
 }
 
 }  // namespace
@@ -78,6 +63,7 @@ MarianLexicalShortlist read_marian_shortlist(std::string_view bytes, const std::
   if (const auto sum = marian_shortlist_checksum(bytes); sum != word_at(bytes, 1))
     throw Error(file_name + ": checksum " + hex(sum) + " where the file says " + hex(word_at(bytes, 1)) +
                 " (a damaged file)");
+  if (offset_count == 0) throw Error(file_name + ": no offsets (a Marian shortlist has one per source id, and an end)");
   if (static_cast<int64_t>(offset_count) != source_vocab + 1)
     throw Error(file_name + ": lists for " + std::to_string(static_cast<int64_t>(offset_count) - 1) +
                 " source ids, the model's source vocabulary has " + std::to_string(source_vocab) +
@@ -85,8 +71,9 @@ MarianLexicalShortlist read_marian_shortlist(std::string_view bytes, const std::
   shortlist.offsets.resize(offset_count);
   std::memcpy(shortlist.offsets.data(), bytes.data() + kHeaderBytes, offset_count * sizeof(uint64_t));
   shortlist.targets.resize(target_count);
-  std::memcpy(shortlist.targets.data(), bytes.data() + kHeaderBytes + offset_count * sizeof(uint64_t),
-              target_count * sizeof(uint32_t));
+  if (target_count > 0)  // an empty vector's data() may be null, which memcpy may not be given
+    std::memcpy(shortlist.targets.data(), bytes.data() + kHeaderBytes + offset_count * sizeof(uint64_t),
+                target_count * sizeof(uint32_t));
   for (size_t s = 0; s + 1 < offset_count; ++s)
     if (shortlist.offsets[s] > shortlist.offsets[s + 1])
       throw Error(file_name + ": the offsets of source ids " + std::to_string(s) + " and " + std::to_string(s + 1) +
@@ -115,56 +102,6 @@ std::string marian_shortlist_bytes(const MarianLexicalShortlist& shortlist) {
   const uint64_t sum = marian_shortlist_checksum(bytes);
   std::memcpy(bytes.data() + sizeof(uint64_t), &sum, sizeof sum);
   return bytes;
-}
-
-Shortlist shortlist_from_marian(const MarianLexicalShortlist& marian, const MarianShortlistIds& ids) {
-  const auto source_count = static_cast<int64_t>(ids.our_source_id.size());
-  const auto target_count = static_cast<int64_t>(ids.our_target_id.size());
-  if (marian.source_vocab() != source_count)
-    throw Error("a Marian shortlist for " + std::to_string(marian.source_vocab()) + " source ids, the vocabulary has " +
-                std::to_string(source_count));
-  const auto our_target = [&](uint64_t marian_id) { return ids.our_target_id[static_cast<size_t>(marian_id)]; };
-  const auto targets_of = [&](int64_t s) {
-    std::vector<int> targets;
-    for (auto i = marian.offsets[static_cast<size_t>(s)]; i < marian.offsets[static_cast<size_t>(s) + 1]; ++i)
-      targets.push_back(our_target(marian.targets[static_cast<size_t>(i)]));
-    return targets;
-  };
-  Shortlist shortlist(ids.our_source_vocab, ids.our_target_vocab);
-  std::vector<int> always;
-  for (uint64_t t = 0; t < marian.first && static_cast<int64_t>(t) < target_count; ++t) always.push_back(our_target(t));
-  for (int64_t s = 0; s < source_count; ++s) {
-    const int ours = ids.our_source_id[static_cast<size_t>(s)];
-    auto targets = targets_of(s);
-    if (ours == SpecialIds::kEos) {  // every sentence ends with </s>: its list is every line's
-      always.insert(always.end(), targets.begin(), targets.end());
-      continue;
-    }
-    if (ids.one_vocabulary && s < target_count) targets.push_back(our_target(static_cast<uint64_t>(s)));
-    if (!targets.empty()) shortlist.set_translations(ours, entries_of(std::move(targets)));
-  }
-  shortlist.set_always(entries_of(std::move(always)));
-  return shortlist;
-}
-
-MarianLexicalShortlist marian_shortlist_from(const Shortlist& shortlist) {
-  MarianLexicalShortlist marian;
-  marian.first = SpecialIds::kEos + 1;  // what a vocabulary part of ours always holds
-  const auto ids_of = [](const std::vector<ShortlistEntry>& entries) {
-    std::vector<uint32_t> ids;
-    for (const auto& entry : entries) ids.push_back(static_cast<uint32_t>(entry.target));
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    return ids;
-  };
-  for (int s = 0; s < shortlist.source_vocab(); ++s) {
-    marian.offsets.push_back(marian.targets.size());
-    const auto ids = ids_of(s == SpecialIds::kEos ? shortlist.always() : shortlist.translations(s));
-    marian.targets.insert(marian.targets.end(), ids.begin(), ids.end());
-    if (s != SpecialIds::kEos) marian.best = std::max<uint64_t>(marian.best, ids.size());
-  }
-  marian.offsets.push_back(marian.targets.size());
-  return marian;
 }
 
 }  // namespace nmt

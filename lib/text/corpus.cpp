@@ -10,6 +10,7 @@
 #include "nmt/base/error.h"
 #include "nmt/text/encoding_check.h"
 #include "nmt/text/line_reader.h"
+#include "nmt/text/parallel_lines.h"
 
 namespace nmt {
 namespace {
@@ -96,9 +97,7 @@ ParallelCorpus read_parallel_corpus(const std::string& source_path, const std::s
   auto source = read_text_lines(source_path);
   auto target = read_text_lines(target_path);
   if (source.size() != target.size())
-    throw Error("parallel corpus is not line-aligned: " + source_path + " has " +
-                std::to_string(source.size()) + " lines but " + target_path + " has " +
-                std::to_string(target.size()));
+    throw misaligned_corpus_error(source_path, source.size(), target_path, target.size());
   ParallelCorpus corpus;
   corpus.total_lines = static_cast<long>(source.size());
   for (size_t i = 0; i < source.size(); ++i) {

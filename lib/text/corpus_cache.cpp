@@ -9,6 +9,7 @@
 #include "nmt/base/new_directories.h"
 #include "nmt/base/sealed_file.h"
 #include "nmt/base/stable_hash.h"
+#include "nmt/text/parallel_lines.h"
 #include "nmt/text/tokenizer.h"
 
 namespace nmt {
@@ -61,7 +62,7 @@ std::shared_ptr<const PreparedCorpus> open_cached_corpus(const CorpusCacheReques
     for (const auto& name : remove_stale_temporaries(r.cache_dir))
       if (r.log) r.log("removed " + r.cache_dir + "/" + name + " (left by an interrupted preparation)");
     if (r.log)
-      r.log("preparing " + r.source_path + " / " + r.target_path + " into " + path + " (" + why + ") on " +
+      r.log("preparing " + parallel_files_name(r.source_path, r.target_path) + " into " + path + " (" + why + ") on " +
             std::to_string(r.threads) + " threads");
     PrepareOptions options;
     options.source_path = r.source_path;

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "nmt/text/corpus.h"
+#include "nmt/text/parallel_lines.h"
 #include "nmt/text/tokenizer.h"
 
 namespace nmt {
@@ -30,7 +31,7 @@ std::string describe(const ParallelCorpus& corpus, const EncodedCorpus& encoded,
                      const std::string& source_path, const std::string& target_path,
                      size_t max_tokens) {
   std::ostringstream out;
-  out << "read " << corpus.total_lines << " lines from " << source_path << " / " << target_path
+  out << "read " << corpus.total_lines << " lines from " << parallel_files_name(source_path, target_path)
       << ": kept " << encoded.source.size() << ", skipped " << corpus.empty_skipped << " empty";
   if (max_tokens > 0) out << ", " << encoded.too_long_skipped << " over " << max_tokens << " tokens";
   return out.str();

@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 #include "nmt/base/error.h"
-#include "nmt/text/corpus.h"
-#include "nmt/text/line_reader.h"
+#include "nmt/text/parallel_lines.h"
 #include "nmt/text/prepared_corpus.h"
 #include "nmt/text/tokenizer.h"
 
@@ -27,21 +25,12 @@ class PairStream {
 class TextPairs final : public PairStream {
  public:
   explicit TextPairs(const LexicalTranslationOptions& options)
-      : options_(options),
-        source_file_(open(options.source_path)),
-        target_file_(open(options.target_path)),
-        source_(source_file_, options.source_path, LineReader::kDefaultMaxBytes, LineReader::Overlong::cut),
-        target_(target_file_, options.target_path, LineReader::kDefaultMaxBytes, LineReader::Overlong::cut) {}
+      : options_(options), lines_(options.source_path, options.target_path) {}
 
   bool next(std::vector<int>& source, std::vector<int>& target) override {
     std::string source_line, target_line;
-    while (options_.max_pairs == 0 || lines_ < options_.max_pairs) {
-      const bool more_source = source_.next(source_line), more_target = target_.next(target_line);
-      if (more_source != more_target)
-        throw Error((more_source ? options_.target_path : options_.source_path) + " has fewer lines (" +
-                    std::to_string(lines_) + ") than " + (more_source ? options_.source_path : options_.target_path));
-      if (!more_source) return false;
-      ++lines_;
+    while ((options_.max_pairs == 0 || lines_.lines() < static_cast<uint64_t>(options_.max_pairs)) &&
+           lines_.next(source_line, target_line)) {
       source = options_.source_tokenizer->encode(source_line);
       target = options_.target_tokenizer->encode(target_line);
       if (!source.empty() && !target.empty()) return true;
@@ -50,16 +39,8 @@ class TextPairs final : public PairStream {
   }
 
  private:
-  static std::ifstream open(const std::string& path) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file) throw Error("cannot open " + path);
-    return file;
-  }
-
   const LexicalTranslationOptions& options_;
-  std::ifstream source_file_, target_file_;
-  LineReader source_, target_;
-  long lines_ = 0;
+  ParallelLines lines_;
 };
 
 // A prepared corpus, read in place (it stores no pair with a blank side).
@@ -93,7 +74,7 @@ class CorpusPasses {
     return std::make_unique<TextPairs>(options_);
   }
   std::string name() const {
-    return prepared_ ? options_.prepared_path : options_.source_path + " / " + options_.target_path;
+    return prepared_ ? options_.prepared_path : parallel_files_name(options_.source_path, options_.target_path);
   }
 
  private:

@@ -20,6 +20,7 @@
 #include "nmt/text/corpus.h"
 #include "nmt/text/encoding_check.h"
 #include "nmt/text/line_reader.h"
+#include "nmt/text/parallel_lines.h"
 #include "nmt/text/prepared_corpus.h"
 #include "nmt/text/tokenizer.h"
 #include "prepared_format.h"
@@ -165,56 +166,28 @@ void tokenize(Chunk& chunk, const PrepareOptions& o) {
   chunk.target.clear(), chunk.target.shrink_to_fit();
 }
 
-// Both files, line by line and in step; a difference in line count is an error naming both.
+// Both files in chunks of up to kChunkLines pairs (text/parallel_lines.h reads them in step).
 class PairReader {
  public:
-  PairReader(const std::string& source_path, const std::string& target_path)
-      : source_path_(source_path), target_path_(target_path),
-        source_(source_path, std::ios::binary), target_(target_path, std::ios::binary) {
-    if (!source_) throw Error("cannot open " + source_path + ": " + std::strerror(errno));
-    if (!target_) throw Error("cannot open " + target_path + ": " + std::strerror(errno));
-  }
-  PairReader(const PairReader&) = delete;  // the line readers refer to the streams
+  PairReader(const std::string& source_path, const std::string& target_path) : lines_(source_path, target_path) {}
   // Up to kChunkLines pairs; false at the end of both files.
   bool fill(Chunk& chunk) {
-    chunk.first_line = lines_ + 1;
+    chunk.first_line = lines_.lines() + 1;
     std::string source_line, target_line;
-    while (chunk.source.size() < kChunkLines) {
-      const bool has_source = source_lines_.next(source_line);
-      const bool has_target = target_lines_.next(target_line);
-      if (has_source != has_target) throw misaligned(has_source);
-      if (!has_source) break;
-      ++lines_;
-      chunk.overlong.push_back(source_lines_.dropped() > 0 || target_lines_.dropped() > 0);
+    while (chunk.source.size() < kChunkLines && lines_.next(source_line, target_line)) {
+      // Over-long lines are cut (and their pair skipped as too long), so memory stays bounded.
+      chunk.overlong.push_back(lines_.cut());
       chunk.source.push_back(std::move(source_line));
       chunk.target.push_back(std::move(target_line));
     }
     return !chunk.source.empty();
   }
-  uint64_t lines() const { return lines_; }
+  uint64_t lines() const { return lines_.lines(); }
   // How far through the source file, for the ETA.
-  double fraction(uint64_t total_bytes) {
-    const auto position = source_.tellg();
-    return total_bytes > 0 && position >= 0 ? double(position) / double(total_bytes) : 1.0;
-  }
+  double fraction(uint64_t total_bytes) { return lines_.fraction(total_bytes); }
 
  private:
-  Error misaligned(bool source_longer) {
-    auto& longer = source_longer ? source_lines_ : target_lines_;
-    uint64_t rest = 1;
-    std::string line;
-    while (longer.next(line)) ++rest;
-    const auto source_lines = lines_ + (source_longer ? rest : 0);
-    const auto target_lines = lines_ + (source_longer ? 0 : rest);
-    return Error("parallel corpus is not line-aligned: " + source_path_ + " has " + std::to_string(source_lines) +
-                 " lines but " + target_path_ + " has " + std::to_string(target_lines));
-  }
-  std::string source_path_, target_path_;
-  std::ifstream source_, target_;
-  // Over-long lines are cut (and their pair skipped as too long), so memory stays bounded.
-  LineReader source_lines_{source_, source_path_, LineReader::kDefaultMaxBytes, LineReader::Overlong::cut};
-  LineReader target_lines_{target_, target_path_, LineReader::kDefaultMaxBytes, LineReader::Overlong::cut};
-  uint64_t lines_ = 0;
+  ParallelLines lines_;
 };
 
 void write_bytes(int fd, const void* data, size_t bytes, const std::string& path) {

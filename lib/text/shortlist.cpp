@@ -25,8 +25,6 @@ constexpr const char* kSourceHashKey = "source_vocabulary";
 constexpr const char* kTargetHashKey = "target_vocabulary";
 constexpr const char* kUnknownProbability = "-";
 
-bool is_special_id(int id) { return id <= SpecialIds::kEos; }
-
 // An [about] value on one line: tabs and line breaks become spaces.
 std::string one_line(std::string text) {
   for (char& c : text)
@@ -244,7 +242,7 @@ Shortlist select_shortlist(const LexicalTranslation& table, const ShortlistSelec
   int64_t total = 0;
   for (int t = 0; t < table.target_vocab; ++t) {
     total += table.target_counts[static_cast<size_t>(t)];
-    if (!is_special_id(t) && table.target_counts[static_cast<size_t>(t)] > 0) by_count.push_back(t);
+    if (!SpecialIds::contains(t) && table.target_counts[static_cast<size_t>(t)] > 0) by_count.push_back(t);
   }
   const auto more_frequent = [&](int a, int b) {
     const auto ca = table.target_counts[static_cast<size_t>(a)], cb = table.target_counts[static_cast<size_t>(b)];
@@ -258,12 +256,12 @@ Shortlist select_shortlist(const LexicalTranslation& table, const ShortlistSelec
                                             static_cast<double>(std::max<int64_t>(total, 1)))});
   shortlist.set_always(std::move(always));
   for (int s = 0; s < table.source_vocab; ++s) {
-    if (is_special_id(s)) continue;
+    if (SpecialIds::contains(s)) continue;
     std::vector<ShortlistEntry> row;
     for (int64_t e = table.offsets[static_cast<size_t>(s)]; e < table.offsets[static_cast<size_t>(s) + 1]; ++e) {
       const auto target = table.targets[static_cast<size_t>(e)];
       const auto p = table.probabilities[static_cast<size_t>(e)];
-      if (!is_special_id(target) && p >= selection.min_probability) row.push_back({target, p});
+      if (!SpecialIds::contains(target) && p >= selection.min_probability) row.push_back({target, p});
     }
     std::stable_sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.probability > b.probability; });
     if (row.size() > static_cast<size_t>(selection.best)) row.resize(static_cast<size_t>(selection.best));

@@ -5,6 +5,7 @@
 
 #include "nmt/base/process_setup.h"
 #include "nmt/base/cli.h"
+#include "nmt/text/parallel_lines.h"
 #include "nmt/text/prepared_corpus.h"
 #include "nmt/text/tokenizer.h"
 
@@ -34,7 +35,7 @@ int run(int argc, char** argv) {
     options.source_tokenizer = &source_tokenizer;
     options.target_tokenizer = &target_tokenizer;
     options.log = [](const std::string& line) { nmt::cli::print_line(line); };
-    nmt::cli::print_line("preparing " + options.source_path + " / " + options.target_path + " on " +
+    nmt::cli::print_line("preparing " + nmt::parallel_files_name(options.source_path, options.target_path) + " on " +
                          std::to_string(options.threads) + " threads");
     const auto report = nmt::prepare_corpus(options);
     nmt::cli::print_line("wrote " + options.output_path + ": " + nmt::describe(report));

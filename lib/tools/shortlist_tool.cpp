@@ -12,6 +12,7 @@
 #include "nmt/models/checkpoint.h"
 #include "nmt/text/lexical_translation.h"
 #include "nmt/text/shortlist.h"
+#include "nmt/text/parallel_lines.h"
 #include "nmt/text/tokenizer.h"
 
 namespace nmt::tools::shortlist_tool {
@@ -91,7 +92,7 @@ int run(int argc, char** argv) {
     const auto shortlist = select_shortlist(table, selection);
     shortlist.write(output_path, vocabularies.source, vocabularies.target,
                     {{"made_by", "nmt-shortlist"},
-                     {"corpus", estimate.prepared_path.empty() ? estimate.source_path + " / " + estimate.target_path
+                     {"corpus", estimate.prepared_path.empty() ? nmt::parallel_files_name(estimate.source_path, estimate.target_path)
                                                                : estimate.prepared_path},
                      {"sentence_pairs", std::to_string(table.pairs)},
                      {"iterations", std::to_string(estimate.iterations)},

@@ -9,6 +9,7 @@
 #include "nmt/decoding/translator.h"
 #include "nmt/text/batching.h"
 #include "nmt/text/corpus_cache.h"
+#include "nmt/text/parallel_lines.h"
 #include "nmt/text/piece_counts.h"
 #include "nmt/training/config_check.h"
 #include "run.h"
@@ -201,8 +202,8 @@ std::shared_ptr<const PreparedCorpus> TrainingRun::open_given(const std::string&
     if (why.empty() && std::filesystem::exists(recorded->path))
       why = source_change(*recorded, describe_source(recorded->path));
   if (!why.empty()) throw Error("cannot train on " + path + ": " + why + "; prepare it again (nmt-prepare)");
-  log_->message("using the prepared corpus " + path + " (made from " + info.source.path + " / " +
-                   info.target.path + ")");
+  log_->message("using the prepared corpus " + path + " (made from " +
+                parallel_files_name(info.source.path, info.target.path) + ")");
   return corpus;
 }
 
@@ -231,7 +232,7 @@ void TrainingRun::load_validation() {
     valid_.normalised_references.push_back(target_tokenizer_->decode(target));
   }
   std::string line = "validation: " + std::to_string(prepared->info().total_lines) + " lines from " +
-                     o.valid_source + " / " + o.valid_target + ": kept " + std::to_string(encoded.size()) +
+                     parallel_files_name(o.valid_source, o.valid_target) + ": kept " + std::to_string(encoded.size()) +
                      ", skipped " + std::to_string(encoded.empty_skipped) + " empty";
   if (limit > 0) line += ", " + std::to_string(encoded.too_long_skipped) + " over the model's " + std::to_string(limit) + " positions";
   log_->message(line);

@@ -128,4 +128,12 @@ TEST_CASE("our shortlist in our Marian export's ids reads back as itself", "[mar
   CHECK(targets(back.translations(4)) == std::vector<int>{4, 5});
   CHECK(targets(back.translations(6)) == std::vector<int>{4});
   CHECK(back.translation_entries() == 3);
+
+  // Marian refuses a file whose last source id lists nothing (every offset but the last must
+  // be below the target count): it lists </s>, one of the ids below `first`.
+  ours.set_translations(6, {});
+  const auto last_empty = marian_shortlist_from(ours);
+  CHECK(last_empty.offsets == std::vector<uint64_t>{0, 0, 0, 0, 2, 4, 4, 5});
+  CHECK(last_empty.targets.back() == 3);
+  CHECK(targets(shortlist_from_marian(last_empty, identity).translations(6)).empty());
 }

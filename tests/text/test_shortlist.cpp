@@ -134,12 +134,13 @@ TEST_CASE("a prepared corpus gives the table its text gives, and one made with o
   CHECK_THROWS_WITH(estimate_lexical_translation(options), HasSubstring(dir.file("corpus.nmtc") + ": "));
 }
 
-TEST_CASE("a corpus whose sides differ in length is refused naming the shorter file", "[shortlist]") {
+TEST_CASE("a corpus whose sides differ in length is refused naming both files and their line counts", "[shortlist]") {
   ScratchDir dir;
   write_article_corpus(dir);
   test::write_text(dir.file("train.en"), "the dog runs\n");
   const auto tokenizer = Tokenizer::from_file(dir.file("spm.model"));
-  CHECK_THROWS_WITH(estimate(dir, tokenizer), HasSubstring(dir.file("train.en") + " has fewer lines"));
+  CHECK_THROWS_WITH(estimate(dir, tokenizer), HasSubstring("not line-aligned: " + dir.file("train.de") + " has 18 lines but " +
+                                                           dir.file("train.en") + " has 1"));
 }
 
 TEST_CASE("a shortlist keeps the best translations and the most frequent targets, never a special id", "[shortlist]") {

@@ -73,8 +73,10 @@ Shortlist shortlist_from_marian(const MarianLexicalShortlist& marian, const Mari
 
 /// `shortlist` in the ids of our Marian export, where Marian decodes a sentence over what our
 /// vocabulary part holds: first = 4 (our special ids), the [always] pieces as the list of
-/// </s>, each source piece's translations as its list. Marian adds, where one vocabulary
-/// serves both sides, each source piece itself, and pads to a multiple of 8.
+/// </s>, each source piece's translations as its list (the last source id, if it has none,
+/// lists </s>, which changes nothing: Marian's check refuses a file whose last list is empty).
+/// Marian adds, where one vocabulary serves both sides, each source piece itself, and pads to
+/// a multiple of 8.
 MarianLexicalShortlist marian_shortlist_from(const Shortlist& shortlist);
 
 }  // namespace nmt

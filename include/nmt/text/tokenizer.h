@@ -15,6 +15,8 @@ struct SpecialIds {
   static constexpr int kUnk = 1;
   static constexpr int kBos = 2;
   static constexpr int kEos = 3;
+  /// Whether `id` is one of them (every decoder's vocabulary holds them whatever it is given).
+  static constexpr bool contains(int id) { return id >= kPad && id <= kEos; }
 };
 
 class Tokenizer {
