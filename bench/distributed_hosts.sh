@@ -10,12 +10,15 @@
 #   after         2 hosts, the gradients summed after backward (train.overlap_allreduce=false)
 #   during-N      2 hosts, summed during backward in buckets of N MiB (N from BUCKETS)
 #   fp16-N        the same, the buckets sent as fp16 (train.allreduce_precision; N from FP16_BUCKETS)
+#   baseline-N    during-N with BASELINE/nmt-train (another build, e.g. the previous commit's),
+#                 where BASELINE is set
 # Per variant: target tokens/s over all ranks (rank 0's train.jsonl, steps after the first
 # report) and the share of the time rank 0 waited for the gradients' sum
 # (gradient_sum_wait_share); medians and ranges; scaling efficiency = tokens/s of 2 hosts /
 # (2 x one). Prints Markdown. APART=0 leaves the apart variant out. Needs root (namespaces), ../shared/data/multi30k and a build.
 # Usage: bench/distributed_hosts.sh [STEPS=30]   Environment: ROUNDS (3), BATCH (4096),
-#   BUCKETS ("1 4 16"), FP16_BUCKETS ("" : none), LOG_EVERY (5), NAMESPACE_LINK_RATE (1gbit)
+#   BUCKETS ("1 4 16"), FP16_BUCKETS ("" : none), LOG_EVERY (5), NAMESPACE_LINK_RATE (1gbit),
+#   BASELINE (a folder with another build's nmt-train; unset: none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEPS=${1:-30}
@@ -60,16 +63,18 @@ run() {
       awk 'NF {s += $1} END {printf "%.0f\n", s}' >>"$WORK/$variant.rate"
     return
   else
-    local flags=(--set train.overlap_allreduce=false)
+    local flags=(--set train.overlap_allreduce=false) binary=build/bin/nmt-train
     case $variant in
       during-*) flags=(--set train.overlap_allreduce=true --set "train.allreduce_bucket_mb=${variant#during-}") ;;
+      baseline-*) flags=(--set train.overlap_allreduce=true --set "train.allreduce_bucket_mb=${variant#baseline-}")
+                  binary=$BASELINE/nmt-train ;;
       fp16-*) flags=(--set train.overlap_allreduce=true --set "train.allreduce_bucket_mb=${variant#fp16-}"
                      --set train.allreduce_precision=fp16) ;;
     esac
     local i pids=()
     for i in 0 1; do
       on_namespace_host "$i" env RANK="$i" WORLD_SIZE=2 MASTER_ADDR="${ADDRESS[0]}" MASTER_PORT=29620 \
-        GLOO_SOCKET_IFNAME=eth0 build/bin/nmt-train "${TRAIN[@]}" "${flags[@]}" --model-dir "$dir" >"$dir.out$i" 2>"$dir.err$i" &
+        GLOO_SOCKET_IFNAME=eth0 "$binary" "${TRAIN[@]}" "${flags[@]}" --model-dir "$dir" >"$dir.out$i" 2>"$dir.err$i" &
       pids+=($!)
     done
     for i in 0 1; do wait "${pids[$i]}" || { cat "$dir.err$i" >&2; exit 1; }; done
@@ -82,6 +87,7 @@ variants=(one after)
 [ "${APART:-1}" = 0 ] || variants+=(apart)
 for size in $BUCKETS; do variants+=("during-$size"); done
 for size in $FP16_BUCKETS; do variants+=("fp16-$size"); done
+if [ -n "${BASELINE:-}" ]; then for size in $BUCKETS; do variants+=("baseline-$size"); done; fi
 for ((round = 1; round <= ROUNDS; round++)); do
   order=("${variants[@]}")
   if ((round % 2 == 0)); then

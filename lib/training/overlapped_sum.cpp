@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "nmt/training/gradient_buckets.h"
+
 namespace nmt::training_run {
 
 double fp16_wire_scale(double previous_max_magnitude) {
@@ -15,30 +17,49 @@ OverlappedGradientSum::OverlappedGradientSum(ProcessGroup& group, std::vector<to
                                              int64_t bucket_bytes, GradientWire wire)
     : group_(group),
       wire_(wire),
+      bucket_bytes_(bucket_bytes),
       parameters_(std::move(parameters)),
       bucket_of_(parameters_.size()),
       slot_in_bucket_(parameters_.size()),
       arrived_(parameters_.size(), false) {
-  // Reverse order: backward reaches the last layers first.
-  int64_t bytes = bucket_bytes;
-  for (size_t k = parameters_.size(); k-- > 0;) {
-    const auto& p = parameters_[k];
-    const int64_t size = p.numel() * static_cast<int64_t>(p.element_size());
-    const bool same_type =
-        !buckets_.empty() && parameters_[buckets_.back().parameters.front()].scalar_type() == p.scalar_type();
-    if (!same_type || bytes + size > bucket_bytes) {
-      buckets_.emplace_back();
-      bytes = 0;
-    }
-    auto& bucket = buckets_.back();
-    bucket_of_[k] = buckets_.size() - 1;
-    slot_in_bucket_[k] = bucket.parameters.size();
-    bucket.offsets.push_back(bucket.parameters.empty() ? 0 : bucket.offsets.back() + parameters_[bucket.parameters.back()].numel());
-    bucket.parameters.push_back(k);
-    bytes += size;
-  }
+  // Until backward has shown its order: the reverse of registration (mostly what it reaches first).
+  build_buckets(backward_order(std::vector<int64_t>(parameters_.size(), -1)));
   for (size_t k = 0; k < parameters_.size(); ++k)
     hooks_.push_back(parameters_[k].register_hook([this, k](torch::Tensor gradient) { on_gradient(k, gradient); }));
+}
+
+void OverlappedGradientSum::build_buckets(const std::vector<size_t>& order) {
+  std::vector<int64_t> bytes;
+  std::vector<int> types;
+  for (const auto& p : parameters_) {
+    bytes.push_back(p.numel() * static_cast<int64_t>(p.element_size()));
+    types.push_back(static_cast<int>(p.scalar_type()));
+  }
+  buckets_.clear();
+  for (const auto& members : gradient_buckets(order, bytes, types, bucket_bytes_)) {
+    auto& bucket = buckets_.emplace_back();
+    for (const size_t k : members) {
+      bucket_of_[k] = buckets_.size() - 1;
+      slot_in_bucket_[k] = bucket.parameters.size();
+      bucket.offsets.push_back(bucket.parameters.empty() ? 0
+                                                         : bucket.offsets.back() + parameters_[bucket.parameters.back()].numel());
+      bucket.parameters.push_back(k);
+    }
+  }
+}
+
+// After the first update: buckets in the order its backward reached the parameters, rank 0's
+// (every rank must build the same buckets; the same model and code give the same order).
+void OverlappedGradientSum::learn_backward_order() {
+  std::vector<int64_t> arrival(parameters_.size(), -1);
+  for (size_t i = 0; i < arrivals_.size(); ++i) arrival[arrivals_[i]] = static_cast<int64_t>(i);
+  auto shared = torch::tensor(arrival, torch::kLong).to(group_.device());
+  group_.broadcast({shared});
+  shared = shared.cpu();
+  build_buckets(backward_order(std::vector<int64_t>(shared.data_ptr<int64_t>(),
+                                                    shared.data_ptr<int64_t>() + shared.numel())));
+  arrivals_.clear();
+  order_learned_ = true;
 }
 
 OverlappedGradientSum::~OverlappedGradientSum() {
@@ -54,6 +75,7 @@ void OverlappedGradientSum::arm() {
     bucket.wait = nullptr;
   }
   std::fill(arrived_.begin(), arrived_.end(), false);
+  arrivals_.clear();
   next_to_start_ = 0;
   armed_ = true;
 }
@@ -62,6 +84,7 @@ void OverlappedGradientSum::arm() {
 // what it holds now (earlier micro-batches) plus this.
 void OverlappedGradientSum::on_gradient(size_t k, const torch::Tensor& gradient) {
   if (!armed_ || arrived_[k]) return;
+  if (!order_learned_) arrivals_.push_back(k);
   torch::NoGradGuard no_grad;
   auto& bucket = buckets_[bucket_of_[k]];
   auto slot = bucket.flat.narrow(0, bucket.offsets[slot_in_bucket_[k]], parameters_[k].numel());
@@ -124,6 +147,7 @@ void OverlappedGradientSum::finish() {
     }
     bucket.flat = torch::Tensor();
   }
+  if (!order_learned_) learn_backward_order();
 }
 
 }  // namespace nmt::training_run

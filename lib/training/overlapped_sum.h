@@ -16,7 +16,9 @@
 //
 // Buckets are started strictly in order (a ready bucket waits for the ones before it), so
 // every rank starts the same collectives in the same order even when its gradients arrive
-// in another; nothing else may be summed between arm() and finish().
+// in another; nothing else may be summed between arm() and finish(). The first update's
+// buckets follow reverse registration; from the second on, the order that update's backward
+// reached the parameters on rank 0 (training/gradient_buckets.h says why).
 #include <torch/torch.h>
 
 #include <functional>
@@ -66,6 +68,8 @@ class OverlappedGradientSum {
     std::function<void()> wait;      ///< set once started
   };
 
+  void build_buckets(const std::vector<size_t>& order);
+  void learn_backward_order();
   void on_gradient(size_t parameter, const torch::Tensor& gradient);
   void start_ready_buckets();
   void start(Bucket& bucket);
@@ -74,12 +78,15 @@ class OverlappedGradientSum {
 
   ProcessGroup& group_;
   const GradientWire wire_;
+  const int64_t bucket_bytes_;
   std::vector<torch::Tensor> parameters_;
   std::vector<unsigned> hooks_;
   std::vector<Bucket> buckets_;
   std::vector<size_t> bucket_of_;     ///< per parameter
   std::vector<size_t> slot_in_bucket_;
   std::vector<bool> arrived_;         ///< per parameter, this update
+  std::vector<size_t> arrivals_;      ///< until the order is learned: parameters as their gradients arrived
+  bool order_learned_ = false;
   size_t next_to_start_ = 0;
   bool armed_ = false;
 };

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "nmt/training/distributed.h"
+#include "nmt/training/gradient_buckets.h"
 #include "support/tiny_task.h"
 
 extern char** environ;
@@ -309,4 +310,19 @@ TEST_CASE("data-parallel training takes Gloo on the CPU and NCCL on CUDA, or say
     CHECK_THROWS_WITH(nmt::distributed_backend_for(c10::Device(c10::kCUDA)), HasSubstring("needs NCCL"));
   }
   CHECK(nmt::ProcessGroup(nmt::DistributedOptions{}).device() == c10::Device(c10::kCPU));  // a group of one, Gloo
+}
+
+TEST_CASE("gradient buckets follow the order backward reaches the parameters", "[distributed]") {
+  // Five parameters; backward reached 3, then 1, then 4; 0 and 2 it did not reach.
+  const auto order = nmt::backward_order({-1, 1, -1, 0, 2});
+  CHECK(order == std::vector<size_t>{3, 1, 4, 2, 0});
+  // Nothing reached: the reverse of registration, the order before the first update.
+  CHECK(nmt::backward_order({-1, -1, -1}) == std::vector<size_t>{2, 1, 0});
+
+  // Buckets of about 10 bytes in that order, a new one where the element type changes; a
+  // parameter larger than a bucket is one alone.
+  const std::vector<int64_t> bytes{4, 4, 4, 16, 4};
+  const std::vector<int> type{0, 0, 1, 0, 0};
+  CHECK(nmt::gradient_buckets(order, bytes, type, 10) ==
+        std::vector<std::vector<size_t>>{{3}, {1, 4}, {2}, {0}});
 }
