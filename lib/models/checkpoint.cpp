@@ -142,15 +142,28 @@ std::vector<std::string> checksum_notes(const LoadedModel& loaded) {
   return notes;
 }
 
-LoadedModel load_model(torch::serialize::InputArchive& archive, const std::string& path, const torch::Device& device) {
-  auto config = config_from_json(nlohmann::json::parse(read_string(archive, "config")),
-                                 path + " (stored config)");
+namespace {
+
+CheckpointTokenizers archive_tokenizers(torch::serialize::InputArchive& archive, const std::string& path) {
   torch::Tensor source_bytes, target_bytes;
   archive.read("source_tokenizer", source_bytes);
   archive.read("target_tokenizer", target_bytes);
-  LoadedModel loaded{config, build_model(config.model),
-                     Tokenizer::from_serialized(tensor_to_bytes(source_bytes), path + " (source tokenizer)"),
-                     Tokenizer::from_serialized(tensor_to_bytes(target_bytes), path + " (target tokenizer)")};
+  return {Tokenizer::from_serialized(tensor_to_bytes(source_bytes), path + " (source tokenizer)"),
+          Tokenizer::from_serialized(tensor_to_bytes(target_bytes), path + " (target tokenizer)")};
+}
+
+}  // namespace
+
+CheckpointTokenizers read_checkpoint_tokenizers(const std::string& path) {
+  auto archive = read_checkpoint_archive(path);
+  return archive_tokenizers(archive, path);
+}
+
+LoadedModel load_model(torch::serialize::InputArchive& archive, const std::string& path, const torch::Device& device) {
+  auto config = config_from_json(nlohmann::json::parse(read_string(archive, "config")),
+                                 path + " (stored config)");
+  auto tokenizers = archive_tokenizers(archive, path);
+  LoadedModel loaded{config, build_model(config.model), std::move(tokenizers.source), std::move(tokenizers.target)};
   loaded.step = checkpoint_step(archive);
   loaded.source_piece_counts = read_piece_counts(archive, loaded.source_tokenizer.vocab_size(), path);
   torch::serialize::InputArchive weights;

@@ -18,16 +18,10 @@
 namespace nmt::tools::shortlist_tool {
 namespace {
 
-struct Tokenizers {
-  Tokenizer source, target;
-};
-
-// The model's own tokenizers, or the two SentencePiece files.
-Tokenizers tokenizers(const std::string& model_path, const std::string& source_spm, const std::string& target_spm) {
-  if (!model_path.empty()) {
-    auto loaded = load_model(model_path);
-    return {loaded.source_tokenizer, loaded.target_tokenizer};
-  }
+// The model's own tokenizers (its weights are not read), or the two SentencePiece files.
+CheckpointTokenizers tokenizers(const std::string& model_path, const std::string& source_spm,
+                                const std::string& target_spm) {
+  if (!model_path.empty()) return read_checkpoint_tokenizers(model_path);
   return {Tokenizer::from_file(source_spm), Tokenizer::from_file(target_spm)};
 }
 

@@ -57,6 +57,13 @@ torch::serialize::InputArchive read_checkpoint_archive(const std::string& path, 
 /// `sealed`, when given, tells whether the file carries a checksum.
 torch::serialize::InputArchive checkpoint_archive(const std::string& bytes, const std::string& path,
                                                   bool* sealed = nullptr);
+/// A checkpoint's two tokenizers, without building its model or reading its weights (for tools
+/// that only tokenize: nmt-shortlist). Throws as read_checkpoint_archive does.
+struct CheckpointTokenizers {
+  Tokenizer source, target;
+};
+CheckpointTokenizers read_checkpoint_tokenizers(const std::string& path);
+
 /// The step stored in an archive, -1 if none.
 int64_t checkpoint_step(torch::serialize::InputArchive& archive);
 
