@@ -9,17 +9,19 @@
 
 namespace nmt {
 
-InferenceModel::InferenceModel(LoadedModel loaded, Precision precision, const torch::Device& device)
+InferenceModel::InferenceModel(LoadedModel loaded, Precision precision, const torch::Device& device,
+                               WeightUpdates updates)
     : loaded_(std::move(loaded)), precision_(precision), device_(device) {
   // On the device first: the Transformer decides its kernels again when moved, and the
   // path converts the weights where they are. A no-op for a model already there.
   loaded_.model->to(device_);
-  loaded_.model->use_linear_path(inference_path(precision_, device_));
+  loaded_.model->use_linear_path(inference_path(precision_, device_, updates));
   loaded_.model->eval();
 }
 
-InferenceModelPtr set_up_for_inference(LoadedModel loaded, Precision precision, const torch::Device& device) {
-  return std::make_shared<const InferenceModel>(std::move(loaded), precision, device);
+InferenceModelPtr set_up_for_inference(LoadedModel loaded, Precision precision, const torch::Device& device,
+                                       WeightUpdates updates) {
+  return std::make_shared<const InferenceModel>(std::move(loaded), precision, device, updates);
 }
 
 namespace {

@@ -53,11 +53,19 @@ torch::Tensor bf16_cast_linear(const torch::Tensor& x, const torch::Tensor& weig
 
 }  // namespace
 
+torch::Tensor LinearImpl::packed_product(const torch::Tensor& x) const {
+  // The packed copy holds no gradient: a layer on this path is for inference only.
+  if (torch::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad()))
+    throw Error("the fp32_packed path is for inference: its products record no gradients (run under NoGradGuard)");
+  return packed_->apply(x);
+}
+
 torch::Tensor fp32_weight_linear(LinearPath path, const torch::Tensor& x, const torch::Tensor& weight,
                                  const torch::Tensor& bias) {
   switch (path) {
     case LinearPath::fp32_torch: return F::linear(x, weight, bias);
-    case LinearPath::fp32_onednn: return onednn_fp32_linear(x, weight, bias);
+    case LinearPath::fp32_onednn:
+    case LinearPath::fp32_packed: return onednn_fp32_linear(x, weight, bias);
     case LinearPath::bf16_mixed: return bf16_cast_linear(x, weight, bias);
     case LinearPath::bf16_weights:
     case LinearPath::int8: break;
@@ -88,6 +96,7 @@ torch::Tensor LinearImpl::product(const torch::Tensor& x) const {
   switch (path_) {
     case LinearPath::int8: return int8_linear(x, int8_, bias).to(x.scalar_type());
     case LinearPath::bf16_weights: return F::linear(x.to(kBf16), weight, bias).to(x.scalar_type());
+    case LinearPath::fp32_packed: return packed_product(x);
     case LinearPath::fp32_torch:
     case LinearPath::fp32_onednn:
     case LinearPath::bf16_mixed: break;
@@ -99,6 +108,7 @@ LinearImpl::Converted LinearImpl::convert_for(LinearPath path) const {
   torch::NoGradGuard no_grad;
   Converted converted;
   if (path == LinearPath::int8) converted.int8 = quantize_weight_int8(weight);
+  if (path == LinearPath::fp32_packed) converted.packed = std::make_shared<const OnednnPackedWeight>(weight, bias);
   if (path == LinearPath::bf16_weights) {
     converted.weight = weight.detach().to(kBf16);
     if (bias.defined()) converted.bias = bias.detach().to(kBf16);
@@ -111,6 +121,8 @@ void LinearImpl::use_path(LinearPath path, Converted converted) {
   if (converts_weights(path_))
     throw Error("a Linear layer converted for " + linear_path_name(path_) + " cannot take the " +
                 linear_path_name(path) + " path (its weights were rounded)");
+  if (path == LinearPath::fp32_packed && !converted.packed)
+    throw Error("the fp32_packed path needs the packed weight (convert_for(fp32_packed))");
   torch::NoGradGuard no_grad;
   if (path == LinearPath::bf16_weights) {
     if (owns_weight_) {
@@ -130,6 +142,7 @@ void LinearImpl::use_path(LinearPath path, Converted converted) {
     if (owns_weight_) parameters_["weight"] = torch::Tensor();
     weight = torch::Tensor();
   }
+  packed_ = path == LinearPath::fp32_packed ? std::move(converted.packed) : nullptr;
   path_ = path;
 }
 
@@ -140,6 +153,7 @@ std::shared_ptr<LinearImpl> LinearImpl::output_rows(const torch::Tensor& rows) c
   };
   auto part = std::make_shared<LinearImpl>(pick(weight), pick(bias));
   part->path_ = path_;
+  if (path_ == LinearPath::fp32_packed) part->packed_ = std::make_shared<const OnednnPackedWeight>(part->weight, part->bias);
   if (path_ == LinearPath::int8)
     part->int8_ = {pick(int8_.values), pick(int8_.scales), pick(int8_.compensation)};
   return part;

@@ -3,6 +3,7 @@
 #include "nmt/base/cpu_features.h"
 #include "nmt/base/error.h"
 #include "nmt/models/onednn_gemm.h"
+#include "nmt/models/onednn_packed_weight.h"
 
 namespace nmt {
 namespace {
@@ -31,6 +32,7 @@ std::string describe_device_linear_path(LinearPath path, const torch::Device& de
       return "bf16 products of fp32 weights cast at every forward (mixed precision), " + library;
     case LinearPath::bf16_weights: return "bf16, weights converted once, " + library;
     case LinearPath::fp32_onednn:
+    case LinearPath::fp32_packed:
     case LinearPath::int8: break;
   }
   return linear_path_name(path) + " reads host memory and cannot run on " + device.str();
@@ -42,6 +44,7 @@ std::string linear_path_name(LinearPath path) {
   switch (path) {
     case LinearPath::fp32_torch: return "fp32_torch";
     case LinearPath::fp32_onednn: return "fp32_onednn";
+    case LinearPath::fp32_packed: return "fp32_packed";
     case LinearPath::bf16_mixed: return "bf16_mixed";
     case LinearPath::bf16_weights: return "bf16_weights";
     case LinearPath::int8: return "int8";
@@ -54,6 +57,8 @@ std::string describe_linear_path(LinearPath path, const torch::Device& device) {
   switch (path) {
     case LinearPath::fp32_torch: return "fp32, LibTorch linear (BLAS)";
     case LinearPath::fp32_onednn: return "fp32, oneDNN sgemm (" + vector_isa() + ")";
+    case LinearPath::fp32_packed:
+      return "fp32, weights packed once, oneDNN matmul (" + vector_isa() + ")";
     case LinearPath::bf16_mixed:
       return "bf16 products of fp32 weights cast at every forward (mixed precision), LibTorch's oneDNN bf16 GEMM "
              "(AVX512-BF16)";
@@ -77,14 +82,16 @@ LinearPath fp32_training_path(const torch::Device& device) {
                                                                                  : LinearPath::fp32_torch;
 }
 
-LinearPath inference_path(Precision precision, const torch::Device& device) {
+LinearPath inference_path(Precision precision, const torch::Device& device, WeightUpdates updates) {
   require_precision_support(precision, device);
   switch (precision) {
     case Precision::bf16: return LinearPath::bf16_weights;
     case Precision::int8: return LinearPath::int8;
     case Precision::fp32: break;
   }
-  return device.is_cpu() && onednn_fp32_gemm_enabled() ? LinearPath::fp32_onednn : LinearPath::fp32_torch;
+  if (!device.is_cpu()) return LinearPath::fp32_torch;
+  if (updates == WeightUpdates::none && onednn_packed_weights_enabled()) return LinearPath::fp32_packed;
+  return onednn_fp32_gemm_enabled() ? LinearPath::fp32_onednn : LinearPath::fp32_torch;
 }
 
 LinearPath training_path(Precision precision, const torch::Device& device) {

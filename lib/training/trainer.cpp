@@ -175,7 +175,7 @@ const InferenceModel& TrainingRun::validation_model() {
   if (!validation_model_) {
     LoadedModel twin{config_, network_sharing_weights(config_.model, *model_), *source_tokenizer_, *target_tokenizer_};
     twin.model->to(device_);
-    validation_model_ = set_up_for_inference(std::move(twin), Precision::fp32, device_);
+    validation_model_ = set_up_for_inference(std::move(twin), Precision::fp32, device_, WeightUpdates::by_training);
   }
   return *validation_model_;
 }

@@ -12,6 +12,7 @@
 #include "nmt/decoding/translator.h"
 #include "nmt/decoding/vocabulary_part.h"
 #include "nmt/models/onednn_gemm.h"
+#include "nmt/models/onednn_packed_weight.h"
 #include "nmt/models/registry.h"
 #include "nmt/text/tokenizer.h"
 #include "support/precision_here.h"
@@ -86,6 +87,7 @@ TEST_CASE("the Transformer scores a part's columns as its whole vocabulary does,
           "[vocabulary_part]") {
   std::vector<LinearPath> paths = {LinearPath::fp32_torch};
   if (onednn_fp32_gemm_enabled()) paths.push_back(LinearPath::fp32_onednn);
+  if (onednn_packed_weights_enabled()) paths.push_back(LinearPath::fp32_packed);
   if (test::runs_here(Precision::bf16)) paths.push_back(LinearPath::bf16_weights);
   if (test::runs_here(Precision::int8)) paths.push_back(LinearPath::int8);
   for (const auto path : paths) {

@@ -67,6 +67,7 @@ TEST_CASE("a model converted for inference runs one path in every layer and says
 TEST_CASE("the path names its kernel and instruction set", "[precision][linear_path]") {
   CHECK(describe_linear_path(LinearPath::fp32_torch).find("LibTorch") != std::string::npos);
   CHECK(describe_linear_path(LinearPath::fp32_onednn).find("oneDNN sgemm") != std::string::npos);
+  CHECK(describe_linear_path(LinearPath::fp32_packed).find("packed once, oneDNN matmul") != std::string::npos);
   CHECK(describe_linear_path(LinearPath::bf16_weights).find("AVX512-BF16") != std::string::npos);
   const auto int8 = describe_linear_path(LinearPath::int8);
   CHECK(int8.find(cpu_features().avx512_vnni ? "8-bit" : "7-bit") != std::string::npos);

@@ -49,7 +49,7 @@ namespace {
 InferenceModel sharing_weights(const LoadedModel& training) {
   LoadedModel twin{training.config, network_sharing_weights(training.config.model, *training.model),
                    training.source_tokenizer, training.target_tokenizer};
-  return InferenceModel(std::move(twin), Precision::fp32, torch::kCPU);
+  return InferenceModel(std::move(twin), Precision::fp32, torch::kCPU, WeightUpdates::by_training);
 }
 
 }  // namespace

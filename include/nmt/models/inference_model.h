@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "nmt/models/checkpoint.h"
+#include "nmt/models/linear_path.h"
 #include "nmt/models/precision.h"
 
 namespace nmt {
@@ -14,8 +15,10 @@ namespace nmt {
 class InferenceModel {
  public:
   /// Puts `loaded.model` on its inference path and in eval mode. nmt::Error for a precision
-  /// this machine or family cannot run (the model is then left as it was).
-  InferenceModel(LoadedModel loaded, Precision precision, const torch::Device& device);
+  /// this machine or family cannot run (the model is then left as it was). `updates`:
+  /// whether its weights are a training run's, updated under it (validation's network).
+  InferenceModel(LoadedModel loaded, Precision precision, const torch::Device& device,
+                 WeightUpdates updates = WeightUpdates::none);
 
   const LoadedModel& loaded() const { return loaded_; }
   const Config& config() const { return loaded_.config; }
@@ -35,7 +38,8 @@ class InferenceModel {
 using InferenceModelPtr = std::shared_ptr<const InferenceModel>;
 
 /// The usual way to make one: shared by a Translator and whatever else reads the model.
-InferenceModelPtr set_up_for_inference(LoadedModel loaded, Precision precision, const torch::Device& device);
+InferenceModelPtr set_up_for_inference(LoadedModel loaded, Precision precision, const torch::Device& device,
+                                       WeightUpdates updates = WeightUpdates::none);
 
 /// A second network of `model`'s architecture (`config`) whose every parameter and buffer
 /// is `model`'s own tensor: it reads the weights as they change (training updates them in

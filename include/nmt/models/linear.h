@@ -4,6 +4,8 @@
 // switch on the stored path; nothing is decided at the call.
 //  - fp32_torch, fp32_onednn, bf16_mixed: the fp32 parameters "weight" and "bias", named
 //    and initialised as torch::nn::Linear's, so every checkpoint loads as before.
+//  - fp32_packed: the same parameters, and a packed copy of the weight that the products
+//    read (OnednnPackedWeight), made when the path is taken and dropped when it is left.
 //  - bf16_weights: the same parameters, converted to bf16 in place.
 //  - int8: the buffers "weight_int8" and "weight_scales" (Int8Weight); the fp32 "weight"
 //    parameter is gone, so nothing can read it by mistake. The bias stays fp32.
@@ -18,12 +20,14 @@
 
 #include "nmt/models/int8_linear.h"
 #include "nmt/models/linear_path.h"
+#include "nmt/models/onednn_packed_weight.h"
 
 namespace nmt {
 
 /// x W^T + b for a 2-D x [N, in] and an fp32 weight [out, in] (bias [out] or undefined)
 /// on a path that reads fp32 weights (fp32_torch, fp32_onednn, bf16_mixed); the result
-/// has x's dtype. What a Linear layer runs on those paths, and the GRU cells' products.
+/// has x's dtype. What a Linear layer runs on those paths, and the GRU cells' products
+/// (on fp32_packed too: their weights are not packed, and oneDNN's sgemm computes them).
 /// Differentiable on each of them (fp32_onednn's backward products are oneDNN's too).
 /// nmt::Error on a converting path.
 torch::Tensor fp32_weight_linear(LinearPath path, const torch::Tensor& x, const torch::Tensor& weight,
@@ -48,6 +52,7 @@ class LinearImpl : public torch::nn::Module {
     torch::Tensor weight;  // bf16
     torch::Tensor bias;    // bf16 (bf16_weights with a bias)
     Int8Weight int8;
+    std::shared_ptr<const OnednnPackedWeight> packed;  // fp32_packed
   };
   Converted convert_for(LinearPath path) const;
   /// Takes `path` with what convert_for(path) returned. nmt::Error once converted.
@@ -68,10 +73,12 @@ class LinearImpl : public torch::nn::Module {
 
  private:
   torch::Tensor product(const torch::Tensor& x) const;
+  torch::Tensor packed_product(const torch::Tensor& x) const;
 
   LinearPath path_ = LinearPath::fp32_torch;
   bool owns_weight_;
   Int8Weight int8_;
+  std::shared_ptr<const OnednnPackedWeight> packed_;  // on fp32_packed only
 };
 TORCH_MODULE(Linear);
 

@@ -5,8 +5,12 @@
 //
 //   fp32_torch    LibTorch's linear (the BLAS): fp32 training without AVX-512, and how a
 //                 model is built.
-//   fp32_onednn   oneDNN's sgemm (onednn_gemm.h), forward and backward: fp32 inference
-//                 and validation on the CPU, fp32 training on CPUs with AVX-512.
+//   fp32_onednn   oneDNN's sgemm (onednn_gemm.h), forward and backward: validation on the
+//                 CPU (the weights change between validations), fp32 training on CPUs
+//                 with AVX-512, and fp32 inference where fp32_packed is not available.
+//   fp32_packed   fp32 inference on the CPU over weights packed once into oneDNN's GEMM
+//                 layout (onednn_packed_weight.h): sgemm without its packing at every
+//                 call. Only for weights that no longer change (WeightUpdates::none).
 //   bf16_mixed    mixed-precision training: fp32 master weights cast to bf16 at every
 //                 forward; autograd casts the gradients back to fp32.
 //                 The same path on CUDA (cuBLAS's bf16 GEMM), rather than LibTorch's
@@ -29,7 +33,12 @@
 
 namespace nmt {
 
-enum class LinearPath { fp32_torch, fp32_onednn, bf16_mixed, bf16_weights, int8 };
+enum class LinearPath { fp32_torch, fp32_onednn, fp32_packed, bf16_mixed, bf16_weights, int8 };
+
+/// Whether a model's weights can change while it is on an inference path: a validation
+/// network reads the training weights as they are updated (network_sharing_weights), so
+/// its layers must read them where they are, not a copy made once.
+enum class WeightUpdates { none, by_training };
 
 /// "fp32_torch", "fp32_onednn", ... (the enumerator's name).
 std::string linear_path_name(LinearPath path);
@@ -47,10 +56,12 @@ bool converts_weights(LinearPath path);
 /// Whether products on `path` compute in bf16 (bf16_mixed, bf16_weights).
 bool computes_in_bf16(LinearPath path);
 
-/// The path of inference in `precision` on `device`: fp32 on the CPU through oneDNN's
-/// sgemm when it was found (onednn_fp32_gemm_enabled), else LibTorch's; bf16 and int8
-/// convert the weights. Checks the support first (require_precision_support).
-LinearPath inference_path(Precision precision, const torch::Device& device);
+/// The path of inference in `precision` on `device`: fp32 on the CPU over packed weights
+/// where oneDNN's matmul was found and the weights stay fixed (fp32_packed), else through
+/// oneDNN's sgemm when it was found (onednn_fp32_gemm_enabled), else LibTorch's; bf16 and
+/// int8 convert the weights. Checks the support first (require_precision_support).
+LinearPath inference_path(Precision precision, const torch::Device& device,
+                          WeightUpdates updates = WeightUpdates::none);
 
 /// The path of fp32 training on `device`: fp32_onednn on a CPU with AVX-512 (after the
 /// NMT_CPU_ISA cap) where oneDNN's sgemm was found, else fp32_torch.

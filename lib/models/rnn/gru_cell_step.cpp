@@ -37,7 +37,8 @@ torch::Tensor inference_step(torch::nn::GRUCell& cell, LinearPath path, const to
 torch::Tensor gru_cell_step(torch::nn::GRUCell& cell, LinearPath path, const torch::Tensor& x, const torch::Tensor& h) {
   switch (path) {
     case LinearPath::fp32_torch: return cell(x, h);
-    case LinearPath::fp32_onednn:  // inference and validation; fp32 training on AVX-512
+    case LinearPath::fp32_onednn:  // validation, inference; fp32 training on AVX-512
+    case LinearPath::fp32_packed:  // inference: the cells' weights are not packed, sgemm reads them
       return torch::GradMode::is_enabled() ? differentiable_step(cell, path, x, h) : inference_step(cell, path, x, h);
     case LinearPath::bf16_mixed: return differentiable_step(cell, path, x, h);
     case LinearPath::bf16_weights:
