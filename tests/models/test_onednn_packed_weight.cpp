@@ -20,7 +20,7 @@ TEST_CASE("a packed weight computes torch's linear at any row count", "[precisio
     const auto weight = torch::randn({out, 48});
     const auto bias = torch::randn({out});
     const OnednnPackedWeight with_bias(weight, bias), without_bias(weight, torch::Tensor());
-    for (const int64_t rows : {0, 1, 2, 5, 16, 17, 64, 320}) {
+    for (const int64_t rows : {0, 1, 2, 5, 16, 17, 64, 320, 1024, 1025}) {
       INFO("rows " << rows << ", out " << out);
       const auto x = torch::randn({rows, 48});
       const auto y = with_bias.apply(x);
@@ -31,19 +31,26 @@ TEST_CASE("a packed weight computes torch's linear at any row count", "[precisio
   }
 }
 
-TEST_CASE("a packed weight is a copy, and reads strided inputs", "[precision][onednn]") {
+TEST_CASE("a packed weight reads strided inputs and weights, in its window of rows", "[precision][onednn]") {
   if (!onednn_packed_weights_enabled()) {
     WARN("not checked: oneDNN's matmul not found, or NMT_FP32_GEMM chose another GEMM");
     return;
   }
   torch::manual_seed(6);
-  auto weight = torch::randn({20, 9}).t();  // [9, 20], a transposed view
-  const auto expected_weight = weight.clone();
+  const auto weight = torch::randn({20, 9}).t();  // [9, 20], a transposed view
   const OnednnPackedWeight packed(weight, torch::Tensor());
-  weight.mul_(2);  // packed before: not seen
-  const auto wide = torch::randn({6, 40});
-  const auto x = wide.slice(1, 0, 40, 2);  // [6, 20], row stride 40
-  CHECK(torch::allclose(packed.apply(x), torch::nn::functional::linear(x, expected_weight), 1e-4, 1e-4));
+  const auto wide = torch::randn({40, 40});
+  const auto x = wide.slice(1, 0, 40, 2);  // [40, 20], row stride 40
+  CHECK(torch::allclose(packed.apply(x), torch::nn::functional::linear(x, weight), 1e-4, 1e-4));
+  CHECK(torch::allclose(packed.apply(x.narrow(0, 0, 3)), torch::nn::functional::linear(x.narrow(0, 0, 3), weight), 1e-4, 1e-4));
+  CHECK_FALSE(packed.packs_for(1));
+  CHECK_FALSE(packed.packs_for(15));  // sgemm's own route for few rows of a narrow weight
+  CHECK(packed.packs_for(16));
+  CHECK(packed.packs_for(1024));
+  CHECK_FALSE(packed.packs_for(1025));
+  const OnednnPackedWeight vocabulary(torch::randn({5000, 8}), torch::Tensor());
+  CHECK(vocabulary.packs_for(5));  // a wide weight: packing it again costs more than 5 rows' product
+  CHECK_FALSE(vocabulary.packs_for(1));
   CHECK_THROWS_WITH(packed.apply(torch::randn({3, 21})), HasSubstring("expected fp32 [rows, 20]"));
   CHECK(!packed.implementation().empty());
 }

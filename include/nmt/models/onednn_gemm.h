@@ -1,5 +1,6 @@
 #pragma once
-// fp32 matrix products through oneDNN's sgemm, for inference.
+// fp32 matrix products through oneDNN's sgemm: training's products on AVX-512, validation,
+// and inference where the packed weights (onednn_packed_weight.h) are not available.
 // LibTorch 1.13 sends fp32 products to the BLAS (OpenBLAS here) and only bf16 ones to
 // oneDNN. At the decoder's shapes ([rows, 256] by [256, {256, 768, 1024, 8000}]) oneDNN's
 // AVX-512 sgemm measured faster than OpenBLAS (bench/RESULTS.md). libdnnl is loaded anyway
