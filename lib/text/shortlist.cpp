@@ -154,6 +154,12 @@ std::vector<int64_t> Shortlist::candidates(const std::vector<const std::vector<i
 void Shortlist::write(const std::string& path, const Tokenizer& source, const Tokenizer& target,
                       const About& about) const {
   AtomicFileWriter file(path);
+  write_to(file, source, target, about);
+  file.commit();
+}
+
+void Shortlist::write_to(AtomicFileWriter& file, const Tokenizer& source, const Tokenizer& target,
+                         const About& about) const {
   std::string text = std::string(kFirstLine) + "\n[about]\n";
   for (const auto& [key, value] : about)
     if (key != kSourceHashKey && key != kTargetHashKey) text += one_line(key) + '\t' + one_line(value) + '\n';
@@ -173,7 +179,6 @@ void Shortlist::write(const std::string& path, const Tokenizer& source, const To
     }
   }
   file.write(text);
-  file.commit();
 }
 
 Shortlist Shortlist::read(const std::string& path, const Tokenizer& source, const Tokenizer& target) {

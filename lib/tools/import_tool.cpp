@@ -3,7 +3,9 @@
 #include "nmt/tools/tools.h"
 
 #include <filesystem>
+#include <optional>
 
+#include "nmt/base/atomic_file.h"
 #include "nmt/base/cli.h"
 #include "nmt/base/error.h"
 #include "nmt/base/process_setup.h"
@@ -66,11 +68,18 @@ int run(int argc, char** argv) {
     auto imported = nmt::import_marian(model_path, vocabularies, id_lists, shortlist_path);
     auto& loaded = imported.loaded;
     const auto& settings = loaded.config.model.section<nmt::TransformerConfig>();
+    // The shortlist is written first and appears only once the checkpoint did: a failure
+    // of either leaves neither (the writer's temporary goes with it).
+    std::optional<nmt::AtomicFileWriter> shortlist_file;
+    if (imported.shortlist) {
+      shortlist_file.emplace(shortlist_output);
+      imported.shortlist->write_to(*shortlist_file, loaded.source_tokenizer, loaded.target_tokenizer,
+                                   {{"made_by", "nmt-import"}, {"marian_shortlist", shortlist_path}, {"model", output}});
+    }
     nmt::save_checkpoint(output, loaded.config, *loaded.model, loaded.source_tokenizer, loaded.target_tokenizer);
     for (const auto& note : imported.notes) nmt::cli::print_line("nmt-import: note: " + note);
-    if (imported.shortlist) {
-      imported.shortlist->write(shortlist_output, loaded.source_tokenizer, loaded.target_tokenizer,
-                                {{"made_by", "nmt-import"}, {"marian_shortlist", shortlist_path}, {"model", output}});
+    if (shortlist_file) {
+      shortlist_file->commit();
       nmt::cli::print_line("nmt-import: wrote " + shortlist_output + " (" + nmt::describe(*imported.shortlist) + ")");
     }
     nmt::cli::print_line("nmt-import: wrote " + output + " (a Transformer: d_model " +

@@ -115,6 +115,16 @@ echo "marian_test: a shortlist: Marian and ours agree on $same of 100 lines; it 
 expect_error "not a Marian binary shortlist" "$BIN/nmt-import" --format marian -m "$WORK/shared-lex/model.bin" \
   --vocab "$WORK/shared-lex/vocab.spm" --shortlist "$WORK/shared.shortlist.tsv" -o "$WORK/refused.pt"
 [ ! -e "$WORK/refused.pt" ] || fail "a refused shortlist left the import's checkpoint"
+# A shortlist that cannot be written leaves no checkpoint, and a checkpoint that cannot be
+# written leaves no shortlist (nor its temporary).
+expect_error "cannot write" "$BIN/nmt-import" --format marian -m "$WORK/shared-lex/model.bin" \
+  --vocab "$WORK/shared-lex/vocab.spm" --shortlist "$WORK/shared-lex/lex.s2t.bin" \
+  -o "$WORK/unwritten.pt" --shortlist-output "$WORK/no-such-folder/unwritten.shortlist.tsv"
+expect_error "cannot write" "$BIN/nmt-import" --format marian -m "$WORK/shared-lex/model.bin" \
+  --vocab "$WORK/shared-lex/vocab.spm" --shortlist "$WORK/shared-lex/lex.s2t.bin" \
+  -o "$WORK/no-such-folder/unwritten.pt" --shortlist-output "$WORK/unwritten.shortlist.tsv"
+left=$(find "$WORK" -maxdepth 1 -name '*unwritten*')
+[ -z "$left" ] || fail "a checkpoint that failed left its shortlist: $left"
 
 # A student as Firefox's are: an SSRU decoder (Marian's transformer-decoder-autoreg rnn, dec-cell ssru).
 STEPS=300 SOURCE_SPM="$WORK/spm64.model" train "$WORK/student" "$WORK/spm64.model" "${MARIAN_LIKE[@]}" \

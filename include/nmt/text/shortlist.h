@@ -14,6 +14,8 @@
 
 namespace nmt {
 
+class AtomicFileWriter;
+
 class Tokenizer;
 struct LexicalTranslation;
 
@@ -36,6 +38,9 @@ class Shortlist {
   static Shortlist read(const std::string& path, const Tokenizer& source, const Tokenizer& target);
   /// Writes it whole or not at all, with `about` before the hashes of the two vocabularies.
   void write(const std::string& path, const Tokenizer& source, const Tokenizer& target, const About& about) const;
+  /// The same text into `file`, not committed: a caller that writes other files with it
+  /// commits it once they are written (nmt-import: the checkpoint first).
+  void write_to(AtomicFileWriter& file, const Tokenizer& source, const Tokenizer& target, const About& about) const;
 
   /// The target ids a batch of these source sentences may produce: always() and the
   /// translations of every source id they hold, each once, increasing.
