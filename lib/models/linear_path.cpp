@@ -58,7 +58,7 @@ std::string describe_linear_path(LinearPath path, const torch::Device& device) {
     case LinearPath::fp32_torch: return "fp32, LibTorch linear (BLAS)";
     case LinearPath::fp32_onednn: return "fp32, oneDNN sgemm (" + vector_isa() + ")";
     case LinearPath::fp32_packed:
-      return "fp32, weights packed once, oneDNN matmul (" + vector_isa() + ")";
+      return "fp32, weights packed once, oneDNN matmul (" + vector_isa() + "; " + describe_packed_rows() + ")";
     case LinearPath::bf16_mixed:
       return "bf16 products of fp32 weights cast at every forward (mixed precision), LibTorch's oneDNN bf16 GEMM "
              "(AVX512-BF16)";

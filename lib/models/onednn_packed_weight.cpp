@@ -249,6 +249,11 @@ OnednnPackedWeight::~OnednnPackedWeight() = default;
 // The window where the packed product measured faster than sgemm (the header says how).
 constexpr int64_t kFewestPackedRows = 16, kMostPackedRows = 1024, kWideWeight = 4096;
 
+std::string describe_packed_rows() {
+  return std::to_string(kFewestPackedRows) + " to " + std::to_string(kMostPackedRows) + " rows (from 2 for " +
+         std::to_string(kWideWeight) + " outputs or more), sgemm for the others";
+}
+
 bool OnednnPackedWeight::packs_for(int64_t rows) const {
   if (rows > kMostPackedRows) return false;
   return rows >= kFewestPackedRows || (rows > 1 && out_ >= kWideWeight);

@@ -28,6 +28,9 @@ namespace nmt {
 /// "sgemm", which keep the older paths; read once).
 bool onednn_packed_weights_enabled();
 
+/// The row counts that read the packed weight, for --verbose ("16 to 1,024 rows ...").
+std::string describe_packed_rows();
+
 class OnednnPackedWeight {
  public:
   /// Packs `weight` ([out, in] fp32 on the CPU) and keeps it and `bias` ([out] or
