@@ -43,6 +43,14 @@ bool onednn_fp32_gemm_enabled() { return sgemm() != nullptr; }
 
 int64_t onednn_linear_calls() { return calls.load(std::memory_order_relaxed); }
 
+torch::Tensor output_rows_with_bias(const torch::Tensor& bias, int64_t rows, int64_t out,
+                                    const torch::TensorOptions& options) {
+  auto y = torch::empty({rows, out}, options);
+  // A fresh buffer: expand().contiguous() of one row would alias the bias itself.
+  if (bias.defined()) y.copy_(bias.expand({rows, out}));
+  return y;
+}
+
 torch::Tensor onednn_linear(const torch::Tensor& x, const torch::Tensor& weight,
                             const torch::Tensor& bias) {
   require_cpu(x, "onednn_linear");
@@ -52,13 +60,8 @@ torch::Tensor onednn_linear(const torch::Tensor& x, const torch::Tensor& weight,
   if (w.size(1) != in)
     throw Error("onednn_linear: input has " + std::to_string(in) + " features, weight expects " +
                 std::to_string(w.size(1)));
-  auto y = torch::empty({rows, out}, a.options());
-  float beta = 0.0f;
-  if (bias.defined()) {
-    // A fresh buffer: expand().contiguous() of one row would alias the bias itself.
-    y.copy_(bias.expand({rows, out}));
-    beta = 1.0f;  // the product is added to the bias rows
-  }
+  auto y = output_rows_with_bias(bias, rows, out, a.options());
+  const float beta = bias.defined() ? 1.0f : 0.0f;  // the product is added to the bias rows
   if (rows == 0) return y;
   calls.fetch_add(1, std::memory_order_relaxed);
   const dnnl_status_t status = sgemm()('N', 'T', rows, out, in, 1.0f, a.data_ptr<float>(), in,

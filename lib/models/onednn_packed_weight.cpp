@@ -191,15 +191,24 @@ struct OnednnPackedWeight::Handles {
   }
 };
 
-OnednnPackedWeight::OnednnPackedWeight(const torch::Tensor& weight, const torch::Tensor& bias)
-    : onednn_(std::make_unique<Handles>()),
-      weight_(weight.detach().contiguous()),
-      bias_(bias.defined() ? bias.detach().contiguous() : bias),
-      in_(weight.size(1)),
-      out_(weight.size(0)) {
+namespace {
+
+// `weight` as the packed product reads it, once it is what that product takes.
+torch::Tensor checked_weight(const torch::Tensor& weight) {
   if (!onednn_packed_weights_enabled()) throw Error("oneDNN's matmul primitive was not found in the loaded oneDNN");
   if (weight.dim() != 2 || weight.scalar_type() != torch::kFloat32 || !weight.device().is_cpu())
     throw Error("a packed oneDNN weight is a 2-D fp32 tensor on the CPU");
+  return weight.detach().contiguous();
+}
+
+}  // namespace
+
+OnednnPackedWeight::OnednnPackedWeight(const torch::Tensor& weight, const torch::Tensor& bias)
+    : onednn_(std::make_unique<Handles>()),
+      weight_(checked_weight(weight)),
+      bias_(bias.defined() ? bias.detach().contiguous() : bias),
+      in_(weight_.size(1)),
+      out_(weight_.size(0)) {
   // Rows are known only at each call; the weights' layout is oneDNN's choice ("any").
   const MatrixDesc source(DNNL_RUNTIME_DIM_VAL, in_, dnnl_ab), any_weights(in_, out_, dnnl_format_tag_any),
       destination(DNNL_RUNTIME_DIM_VAL, out_, dnnl_ab);
@@ -266,9 +275,7 @@ torch::Tensor OnednnPackedWeight::apply(const torch::Tensor& x) const {
   const auto a = x.contiguous();
   const int64_t rows = a.size(0);
   if (!packs_for(rows)) return onednn_linear(a, weight_, bias_);
-  auto y = torch::empty({rows, out_}, a.options());
-  // As onednn_linear: the bias in every row, the product summed onto it.
-  if (bias_.defined()) y.copy_(bias_.expand({rows, out_}));
+  auto y = output_rows_with_bias(bias_, rows, out_, a.options());  // summed onto, as sgemm does
   if (rows == 0) return y;
   const MatrixDesc source(rows, in_, dnnl_ab), destination(rows, out_, dnnl_ab);
   const Memory source_memory(source.get(), a.data_ptr()), destination_memory(destination.get(), y.data_ptr());

@@ -52,6 +52,7 @@ TEST_CASE("a packed weight reads strided inputs and weights, in its window of ro
   CHECK(vocabulary.packs_for(5));  // a wide weight: packing it again costs more than 5 rows' product
   CHECK_FALSE(vocabulary.packs_for(1));
   CHECK_THROWS_WITH(packed.apply(torch::randn({3, 21})), HasSubstring("expected fp32 [rows, 20]"));
+  CHECK_THROWS_WITH(OnednnPackedWeight(torch::randn({5}), torch::Tensor()), HasSubstring("a 2-D fp32 tensor"));
   CHECK(!packed.implementation().empty());
 }
 

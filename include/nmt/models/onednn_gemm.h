@@ -20,6 +20,12 @@ bool onednn_fp32_gemm_enabled();
 /// dispatch with it: oneDNN's and OpenBLAS's results can be bit-identical).
 int64_t onednn_linear_calls();
 
+/// The [rows, out] output both oneDNN products write into: a fresh buffer holding `bias`
+/// in every row, which the product is then summed onto (sgemm's beta 1; the packed
+/// matmul's sum post-op), so that both round alike; uninitialised without a bias.
+torch::Tensor output_rows_with_bias(const torch::Tensor& bias, int64_t rows, int64_t out,
+                                    const torch::TensorOptions& options);
+
 /// x W^T + b through dnnl_sgemm. x: [N, in] fp32 on the CPU; weight: [out, in] fp32;
 /// bias: [out] or undefined. Not differentiable: for inference only (the caller checks).
 /// Requires onednn_fp32_gemm_enabled().
