@@ -19,6 +19,7 @@
 #endif
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <future>
@@ -142,6 +143,13 @@ c10::intrusive_ptr<c10d::Store> open_store(const DistributedOptions& options, co
   return future.get();
 }
 
+// Gloo sends to its peers with writev, which raises SIGPIPE when the peer's socket is gone;
+// its default action ends this rank at once, silently, before Gloo can report the dead
+// peer (a killed rank's partner died so, without a word, in some runs). Ignored, the write
+// fails with EPIPE, Gloo throws, and the rank stops with fail()'s error. Python ignores
+// SIGPIPE from the start, which is why PyTorch's own launches never meet this.
+void let_dead_peers_fail_writes() { std::signal(SIGPIPE, SIG_IGN); }
+
 }  // namespace
 
 ProcessGroup::ProcessGroup(const DistributedOptions& options, DistributedBackend backend)
@@ -150,6 +158,7 @@ ProcessGroup::ProcessGroup(const DistributedOptions& options, DistributedBackend
   if (!options_.enabled()) return;
   if (backend_ == DistributedBackend::nccl && !nccl_available())
     throw Error("distributed training: NCCL was asked for, and this LibTorch has none");
+  let_dead_peers_fail_writes();
   impl_ = std::make_unique<Impl>();
   try {
     c10d::TCPStoreOptions store_options;

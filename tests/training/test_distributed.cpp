@@ -93,12 +93,13 @@ Rank start_rank(const ScratchDir& dir, int rank, int world_size, int port, int64
   return started;
 }
 
-// The exit status, or -1 when the process is still running after `seconds` (then killed).
+// The exit status, 128 + the signal's number when a signal ended it (as a shell reports it),
+// or -1 when the process is still running after `seconds` (then killed).
 int wait_for(const Rank& rank, double seconds) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
   while (Clock::now() < deadline) {
     int status = 0;
-    if (::waitpid(rank.pid, &status, WNOHANG) == rank.pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    if (::waitpid(rank.pid, &status, WNOHANG) == rank.pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ::kill(rank.pid, SIGKILL);
