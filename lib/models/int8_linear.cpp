@@ -51,7 +51,13 @@ Int8Weight quantize_weight_int8(const torch::Tensor& weight) {
   auto values = quantized.int_repr().contiguous();
   // The shift of the inputs adds 128 x (the row's sum of values) to every sum of that row.
   auto compensation = values.sum(1, /*keepdim=*/false, torch::kInt).mul_(kInt8InputShift).contiguous();
-  return {values, quantized.q_per_channel_scales().to(torch::kFloat).contiguous(), compensation};
+  return with_amx_packing({values, quantized.q_per_channel_scales().to(torch::kFloat).contiguous(), compensation, {}});
+}
+
+Int8Weight with_amx_packing(Int8Weight weight) {
+  if (onednn_amx_enabled(AmxProduct::int8) && weight.values.device().is_cpu())
+    weight.packed = std::make_shared<const OnednnAmxWeight>(AmxProduct::int8, weight.values);
+  return weight;
 }
 
 torch::Tensor int8_linear(const torch::Tensor& x, const Int8Weight& weight, const torch::Tensor& bias) {
@@ -62,10 +68,16 @@ torch::Tensor int8_linear(const torch::Tensor& x, const Int8Weight& weight, cons
   if (weight.values.size(1) != in)
     throw Error("int8_linear: input has " + std::to_string(in) + " features, weight expects " +
                 std::to_string(weight.values.size(1)));
+  if (rows == 0) return torch::empty({rows, out}, a.options());
+  const auto quantized = quantize_rows_u8(a);
+  const auto fp32_bias = bias.defined() ? bias.to(torch::kFloat).contiguous() : torch::Tensor();
+  if (weight.packed) {
+    auto y = weight.packed->apply(quantized.values).view(torch::kFloat);  // the int32 sums, in place to fp32
+    dequantize_in_place(y, weight.compensation, quantized.scales, weight.scales, fp32_bias);
+    return y;
+  }
   // The GEMM's int32 sums, then (in place) the fp32 result.
   auto y = torch::empty({rows, out}, a.options());
-  if (rows == 0) return y;
-  const auto quantized = quantize_rows_u8(a);
   const std::int32_t no_offset = 0;
   const auto* weight_data = weight.values.data_ptr<std::int8_t>();
   const dnnl_status_t status =
@@ -73,7 +85,6 @@ torch::Tensor int8_linear(const torch::Tensor& x, const Int8Weight& weight, cons
                 0.0f, reinterpret_cast<std::int32_t*>(y.data_ptr<float>()), out, &no_offset);
   if (status != dnnl_success)
     throw Error("oneDNN int8 GEMM failed with status " + std::to_string(static_cast<int>(status)));
-  const auto fp32_bias = bias.defined() ? bias.to(torch::kFloat).contiguous() : torch::Tensor();
   dequantize_in_place(y, weight.compensation, quantized.scales, weight.scales, fp32_bias);
   return y;
 }

@@ -51,6 +51,12 @@ torch::Tensor bf16_cast_linear(const torch::Tensor& x, const torch::Tensor& weig
   return F::linear(x.to(kBf16), weight.to(kBf16), low_bias).to(x.scalar_type());
 }
 
+// The bf16 weight packed for oneDNN's matmul where it runs that on AMX, else null.
+std::shared_ptr<const OnednnAmxWeight> amx_packing(const torch::Tensor& weight, const torch::Tensor& bias) {
+  if (!onednn_amx_enabled(AmxProduct::bf16) || !weight.device().is_cpu()) return nullptr;
+  return std::make_shared<const OnednnAmxWeight>(AmxProduct::bf16, weight, bias);
+}
+
 }  // namespace
 
 torch::Tensor LinearImpl::packed_product(const torch::Tensor& x) const {
@@ -95,7 +101,9 @@ torch::Tensor LinearImpl::forward(const torch::Tensor& x) {
 torch::Tensor LinearImpl::product(const torch::Tensor& x) const {
   switch (path_) {
     case LinearPath::int8: return int8_linear(x, int8_, bias).to(x.scalar_type());
-    case LinearPath::bf16_weights: return F::linear(x.to(kBf16), weight, bias).to(x.scalar_type());
+    case LinearPath::bf16_weights:
+      if (amx_) return amx_->apply(x).to(x.scalar_type());
+      return F::linear(x.to(kBf16), weight, bias).to(x.scalar_type());
     case LinearPath::fp32_packed: return packed_product(x);
     case LinearPath::fp32_torch:
     case LinearPath::fp32_onednn:
@@ -112,6 +120,7 @@ LinearImpl::Converted LinearImpl::convert_for(LinearPath path) const {
   if (path == LinearPath::bf16_weights) {
     converted.weight = weight.detach().to(kBf16);
     if (bias.defined()) converted.bias = bias.detach().to(kBf16);
+    converted.amx = amx_packing(converted.weight, converted.bias);
   }
   return converted;
 }
@@ -137,12 +146,14 @@ void LinearImpl::use_path(LinearPath path, Converted converted) {
     int8_.values = register_buffer("weight_int8", converted.int8.values);
     int8_.scales = register_buffer("weight_scales", converted.int8.scales);
     int8_.compensation = register_buffer("weight_compensation", converted.int8.compensation);
+    int8_.packed = std::move(converted.int8.packed);
     // Nothing reads the fp32 weight any more: it leaves the parameters (an undefined
     // entry is skipped by named_parameters, save and to()), and the member.
     if (owns_weight_) parameters_["weight"] = torch::Tensor();
     weight = torch::Tensor();
   }
   packed_ = path == LinearPath::fp32_packed ? std::move(converted.packed) : nullptr;
+  amx_ = path == LinearPath::bf16_weights ? std::move(converted.amx) : nullptr;
   path_ = path;
 }
 
@@ -155,7 +166,8 @@ std::shared_ptr<LinearImpl> LinearImpl::output_rows(const torch::Tensor& rows) c
   part->path_ = path_;
   if (path_ == LinearPath::fp32_packed) part->packed_ = std::make_shared<const OnednnPackedWeight>(part->weight, part->bias);
   if (path_ == LinearPath::int8)
-    part->int8_ = {pick(int8_.values), pick(int8_.scales), pick(int8_.compensation)};
+    part->int8_ = with_amx_packing({pick(int8_.values), pick(int8_.scales), pick(int8_.compensation), {}});
+  if (amx_) part->amx_ = amx_packing(part->weight, part->bias);
   return part;
 }
 

@@ -2,6 +2,7 @@
 
 #include "nmt/base/cpu_features.h"
 #include "nmt/base/error.h"
+#include "nmt/models/onednn_amx_weight.h"
 #include "nmt/models/onednn_gemm.h"
 #include "nmt/models/onednn_packed_weight.h"
 
@@ -14,8 +15,16 @@ std::string vector_isa() {
   return cpu.avx512 ? "AVX-512" : cpu.avx2 ? "AVX2" : "SSE4.1";
 }
 
+// Where oneDNN runs the product on AMX: the packed matmul and the implementation it runs.
+std::string describe_amx(AmxProduct product) {
+  return "weights packed once, oneDNN matmul " + amx_probe(product) + " (AMX; one primitive per row count)";
+}
+
 std::string describe_int8() {
   // The weights' range follows the CPU: int8_linear.cpp says why.
+  if (onednn_amx_enabled(AmxProduct::int8))
+    return "int8, weights quantized once (8-bit, per output row), inputs per row at each call; " +
+           describe_amx(AmxProduct::int8);
   return cpu_features().avx512_vnni
              ? "int8, weights quantized once (8-bit, per output row), inputs per row at each call; oneDNN "
                "u8s8s32 GEMM (AVX512-VNNI)"
@@ -63,6 +72,7 @@ std::string describe_linear_path(LinearPath path, const torch::Device& device) {
       return "bf16 products of fp32 weights cast at every forward (mixed precision), LibTorch's oneDNN bf16 GEMM "
              "(AVX512-BF16)";
     case LinearPath::bf16_weights:
+      if (onednn_amx_enabled(AmxProduct::bf16)) return "bf16, weights converted and " + describe_amx(AmxProduct::bf16);
       return "bf16, weights converted once, LibTorch's oneDNN bf16 GEMM (AVX512-BF16)";
     case LinearPath::int8: return describe_int8();
   }

@@ -6,8 +6,10 @@
 //    and initialised as torch::nn::Linear's, so every checkpoint loads as before.
 //  - fp32_packed: the same parameters, and a packed copy of the weight that the products
 //    read (OnednnPackedWeight), made when the path is taken and dropped when it is left.
-//  - bf16_weights: the same parameters, converted to bf16 in place.
-//  - int8: the buffers "weight_int8" and "weight_scales" (Int8Weight); the fp32 "weight"
+//  - bf16_weights: the same parameters, converted to bf16 in place; where oneDNN runs the
+//    bf16 matmul on AMX, also a packed copy the products read (OnednnAmxWeight).
+//  - int8: the buffers "weight_int8" and "weight_scales" (Int8Weight, with its packed copy
+//    where AMX runs the int8 product); the fp32 "weight"
 //    parameter is gone, so nothing can read it by mistake. The bias stays fp32.
 // A layer over a weight another module registered (the Transformer's output projection:
 // the target embedding when tied) registers no parameter; converted, it keeps its own
@@ -20,6 +22,7 @@
 
 #include "nmt/models/int8_linear.h"
 #include "nmt/models/linear_path.h"
+#include "nmt/models/onednn_amx_weight.h"
 #include "nmt/models/onednn_packed_weight.h"
 
 namespace nmt {
@@ -53,6 +56,7 @@ class LinearImpl : public torch::nn::Module {
     torch::Tensor bias;    // bf16 (bf16_weights with a bias)
     Int8Weight int8;
     std::shared_ptr<const OnednnPackedWeight> packed;  // fp32_packed
+    std::shared_ptr<const OnednnAmxWeight> amx;        // bf16_weights where AMX runs it
   };
   Converted convert_for(LinearPath path) const;
   /// Takes `path` with what convert_for(path) returned. nmt::Error once converted.
@@ -79,6 +83,7 @@ class LinearImpl : public torch::nn::Module {
   bool owns_weight_;
   Int8Weight int8_;
   std::shared_ptr<const OnednnPackedWeight> packed_;  // on fp32_packed only
+  std::shared_ptr<const OnednnAmxWeight> amx_;        // on bf16_weights where AMX runs it
 };
 TORCH_MODULE(Linear);
 
