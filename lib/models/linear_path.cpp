@@ -17,7 +17,7 @@ std::string vector_isa() {
 
 // Where oneDNN runs the product on AMX: the packed matmul and the implementation it runs.
 std::string describe_amx(AmxProduct product) {
-  return "weights packed once, oneDNN matmul " + amx_probe(product) + " (AMX; one primitive per row count)";
+  return "oneDNN matmul " + amx_probe(product) + " over weights packed once (AMX; one primitive per row count)";
 }
 
 std::string describe_int8() {
@@ -72,7 +72,7 @@ std::string describe_linear_path(LinearPath path, const torch::Device& device) {
       return "bf16 products of fp32 weights cast at every forward (mixed precision), LibTorch's oneDNN bf16 GEMM "
              "(AVX512-BF16)";
     case LinearPath::bf16_weights:
-      if (onednn_amx_enabled(AmxProduct::bf16)) return "bf16, weights converted and " + describe_amx(AmxProduct::bf16);
+      if (onednn_amx_enabled(AmxProduct::bf16)) return "bf16, weights converted once, " + describe_amx(AmxProduct::bf16);
       return "bf16, weights converted once, LibTorch's oneDNN bf16 GEMM (AVX512-BF16)";
     case LinearPath::int8: return describe_int8();
   }

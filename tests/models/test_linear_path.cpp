@@ -70,10 +70,13 @@ TEST_CASE("the path names its kernel and instruction set", "[precision][linear_p
   CHECK(describe_linear_path(LinearPath::fp32_packed).find("packed once, oneDNN matmul") != std::string::npos);
   // Where oneDNN runs the bf16 and int8 matmuls on AMX, the packed primitive's own name.
   const bool bf16_amx = onednn_amx_enabled(AmxProduct::bf16), int8_amx = onednn_amx_enabled(AmxProduct::int8);
-  CHECK_THAT(describe_linear_path(LinearPath::bf16_weights), HasSubstring(bf16_amx ? "amx_bf16 (AMX" : "AVX512-BF16"));
+  const auto packed = [](AmxProduct product) { return amx_probe(product) + " over weights packed once (AMX"; };
+  CHECK_THAT(describe_linear_path(LinearPath::bf16_weights),
+             HasSubstring(bf16_amx ? packed(AmxProduct::bf16) : "AVX512-BF16"));
   const auto int8 = describe_linear_path(LinearPath::int8);
   CHECK(int8.find(cpu_features().avx512_vnni ? "8-bit" : "7-bit") != std::string::npos);
-  CHECK_THAT(int8, HasSubstring(int8_amx ? "amx_int8 (AMX" : cpu_features().avx512_vnni ? "AVX512-VNNI" : "without VNNI"));
+  CHECK_THAT(int8, HasSubstring(int8_amx ? packed(AmxProduct::int8)
+                                : cpu_features().avx512_vnni ? "AVX512-VNNI" : "without VNNI"));
   CHECK_THROWS_WITH(training_path(Precision::int8, torch::kCPU), HasSubstring("inference only"));
   CHECK(training_path(Precision::bf16, torch::kCPU) == LinearPath::bf16_mixed);
 }
