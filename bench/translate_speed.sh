@@ -5,7 +5,8 @@
 # sentences/s and target tokens/s (nmt-translate's own summary, model loading excluded),
 # --batch-size 1 latency (ms per sentence, first LATENCY_LINES lines), peak RSS and BLEU.
 # BASELINE=DIR/nmt-translate (e.g. a build of the previous commit) adds each figure's
-# ratio new/baseline (the baseline always in fp32), measured alternately in the same run. REPEATS (default 3) runs
+# ratio new/baseline (the baseline in fp32, older builds lacking --precision; BASELINE_PRECISION=same
+# runs it in each row's precision), measured alternately in the same run. REPEATS (default 3) runs
 # each measurement that many times and reports the median (and the range).
 # Usage: bench/translate_speed.sh MODEL.pt   Prints Markdown. Records OPENBLAS_CORETYPE.
 set -euo pipefail
@@ -15,6 +16,8 @@ DATA=${MULTI30K:-../shared/data/multi30k}
 REPEATS=${REPEATS:-3}
 LATENCY_LINES=${LATENCY_LINES:-100}
 BASELINE=${BASELINE:-}
+BASELINE_PRECISION=${BASELINE_PRECISION:-fp32}
+case "$BASELINE_PRECISION" in fp32 | same) ;; *) echo "error: BASELINE_PRECISION is fp32 or same" >&2; exit 2 ;; esac
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 head -n "$LATENCY_LINES" "$DATA/test_2016_flickr.de" >"$WORK/latency.de"
@@ -45,7 +48,8 @@ echo "Model $MODEL, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}, median of $RE
 echo
 header="| precision | beam | threads | sentences/s | target tokens/s | latency ms/sentence (--batch-size 1) | peak RSS (MiB) | BLEU |"
 rule="|---|---:|---:|---:|---:|---:|---:|---:|"
-[ -n "$BASELINE" ] && header="$header sentences/s / baseline fp32 | latency / baseline fp32 |" && rule="$rule---:|---:|"
+baseline_name="baseline $([ "$BASELINE_PRECISION" = same ] && echo "same precision" || echo fp32)"
+[ -n "$BASELINE" ] && header="$header sentences/s / $baseline_name | latency / $baseline_name |" && rule="$rule---:|---:|"
 echo "$header"
 echo "$rule"
 for precision in "${precisions[@]}"; do
@@ -59,7 +63,8 @@ for precision in "${precisions[@]}"; do
         read -r _ _ _ secs < <(run build/bin/nmt-translate /dev/null "${args[@]}" --batch-size 1 <"$WORK/latency.de")
         lat+=("$(awk -v s="$secs" -v n="$LATENCY_LINES" 'BEGIN {printf "%.2f", 1000 * s / n}')")
         if [ -n "$BASELINE" ]; then
-          base_args=(--beam "$beam" --threads "$threads")  # the baseline in fp32 (older builds lack --precision)
+          base_args=(--beam "$beam" --threads "$threads")  # fp32 by default (older builds lack --precision)
+          [ "$BASELINE_PRECISION" = same ] && base_args+=(--precision "$precision")
           read -r s _ _ _ < <(run "$BASELINE" "$WORK/base.txt" "${base_args[@]}" <"$DATA/test_2016_flickr.de")
           base_sps+=("$s")
           read -r _ _ _ secs < <(run "$BASELINE" /dev/null "${base_args[@]}" --batch-size 1 <"$WORK/latency.de")
@@ -70,7 +75,7 @@ for precision in "${precisions[@]}"; do
       row="| $precision | $beam | $threads | $(median_range "${sps[@]}") | $(median "${tps[@]}") | $(median_range "${lat[@]}") | $(median "${rss[@]}") | $bleu |"
       if [ -n "$BASELINE" ]; then
         same=""
-        [ "$precision" = fp32 ] && { cmp -s "$WORK/out.txt" "$WORK/base.txt" && same=" (identical text)" || same=" (text differs)"; }
+        [ "$precision" = fp32 ] || [ "$BASELINE_PRECISION" = same ] && { cmp -s "$WORK/out.txt" "$WORK/base.txt" && same=" (identical text)" || same=" (text differs)"; }
         row="$row $(awk -v a="$(median "${sps[@]}")" -v b="$(median "${base_sps[@]}")" 'BEGIN {printf "%.2f", a / b}')$same | \
 $(awk -v a="$(median "${lat[@]}")" -v b="$(median "${base_lat[@]}")" 'BEGIN {printf "%.2f", a / b}') |"
       fi
