@@ -1,17 +1,19 @@
 #pragma once
 // A bf16 or int8 Linear weight packed once for oneDNN's matmul primitive, for inference on
 // CPUs where oneDNN runs that primitive on AMX (the tile instructions of Intel's Sapphire
-// Rapids and later). oneDNN's GEMM functions, which the bf16 and int8 paths call
-// otherwise, never use AMX and repack the weight at every call; the matmul primitive
-// reaches AMX only with the row count fixed when it is made (oneDNN 2.6 runs a primitive
-// with run-time rows on its AVX-512 GEMM). Measured on a Sapphire Rapids at the shared
-// model's shapes (bench/RESULTS.md, 2026-12-08): the packed AMX product took 0.1-0.5x
-// the time of the GEMM function it replaces, from 2 rows to 1,024.
+// Rapids and later). Otherwise the int8 path calls oneDNN's u8s8s32 GEMM function, which
+// never uses AMX and repacks the weight at every call, and the bf16 path LibTorch's linear
+// (a oneDNN matmul over the plain weights). The matmul primitive reaches AMX only with the
+// row count fixed when it is made (oneDNN 2.6 runs one with run-time rows on its AVX-512 GEMM). Measured on a Sapphire Rapids at the shared
+// model's shapes, 5 to 1,024 rows (bench/RESULTS.md, 2026-12-08): the packed int8 product
+// took 0.06-0.35x the time of the u8s8s32 GEMM function; the packed bf16 one 0.2-0.9x that
+// of a bf16 matmul over the plain weights, which also reaches AMX.
 // So each row count gets a primitive of its own, made on first use (about 0.25 ms) and
 // kept: exactly up to 64 rows (a decoder step's beam and batch), rounded up beyond that
 // to a multiple of 16 up to 1,024 and of 256 above (an encoder's tokens), the extra rows
-// zero and their results dropped. The packed layout is the same at every row count
-// (checked when each primitive is made), so one packed copy serves them all.
+// zero and their results dropped. oneDNN chooses the same packed layout at every row count,
+// so one packed copy serves them all (each primitive is made for that layout; one that
+// only oneDNN's reference code would run is an error).
 #include <torch/types.h>
 
 #include <cstdint>
