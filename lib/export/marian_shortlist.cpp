@@ -3,8 +3,10 @@
 #include "nmt/export/marian_shortlist.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <sstream>
+#include <unordered_map>
 
 #include "nmt/base/error.h"
 
@@ -102,6 +104,46 @@ std::string marian_shortlist_bytes(const MarianLexicalShortlist& shortlist) {
   const uint64_t sum = marian_shortlist_checksum(bytes);
   std::memcpy(bytes.data() + sizeof(uint64_t), &sum, sizeof sum);
   return bytes;
+}
+
+MarianLexicalShortlist marian_shortlist_from_text(const std::function<bool(std::string&)>& next_line,
+                                                  const std::string& file_name, int64_t source_vocab,
+                                                  const MarianPieceIds& source_id, const MarianPieceIds& target_id,
+                                                  const MarianShortlistCut& cut) {
+  std::vector<std::unordered_map<uint32_t, float>> probabilities(static_cast<size_t>(source_vocab));
+  std::string line;
+  for (int64_t number = 1; next_line(line); ++number) {
+    std::istringstream fields(line);
+    std::string target, source, rest;
+    float probability = 0;
+    if (!(fields >> target)) continue;  // an empty line
+    if (!(fields >> source >> probability) || (fields >> rest) || !std::isfinite(probability))
+      throw Error(file_name + ":" + std::to_string(number) +
+                  ": not \"target source probability\" (a text lexical shortlist's line)");
+    if (source == "NULL" || target == "NULL") continue;
+    const auto s = source_id(source);
+    if (s >= probabilities.size())
+      throw Error(file_name + ":" + std::to_string(number) + ": source id " + std::to_string(s) +
+                  " outside the vocabulary of " + std::to_string(source_vocab));
+    probabilities[s][target_id(target)] = probability;  // the last listing wins, as in Marian
+  }
+  MarianLexicalShortlist marian;
+  marian.first = cut.first;
+  marian.best = cut.best;
+  for (const auto& listed : probabilities) {
+    marian.offsets.push_back(marian.targets.size());
+    std::vector<std::pair<float, uint32_t>> by_probability;
+    for (const auto& [target, probability] : listed)
+      if (probability > cut.threshold) by_probability.emplace_back(probability, target);
+    std::sort(by_probability.begin(), by_probability.end(), std::greater<>());
+    if (by_probability.size() > cut.best) by_probability.resize(cut.best);
+    std::vector<uint32_t> kept;
+    for (const auto& [probability, target] : by_probability) kept.push_back(target);
+    std::sort(kept.begin(), kept.end());
+    marian.targets.insert(marian.targets.end(), kept.begin(), kept.end());
+  }
+  marian.offsets.push_back(marian.targets.size());
+  return marian;
 }
 
 }  // namespace nmt

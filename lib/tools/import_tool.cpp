@@ -25,8 +25,10 @@ int run(int argc, char** argv) {
                "zero first decoder input, the output bias, an SSRU decoder); the vocabularies get our\n"
                "special ids (<pad> and <s> added where missing); int8 (intgemm8) weights are dequantized.\n"
                "Refused by name: what our Transformer cannot compute (average-attention decoders,\n"
-               "factors, trained positions). With --shortlist, Marian's binary lexical shortlist\n"
-               "(Firefox's lex.*.s2t.bin) is written as one of ours, for nmt-translate --shortlist.\n"
+               "factors, trained positions). With --shortlist, Marian's lexical shortlist, binary\n"
+               "(Firefox's lex.*.s2t.bin) or text (lex.s2t, gzipped or not, cut as Marian's\n"
+               "--shortlist FILE 100 100 0 would: --shortlist-cut), is written as one of ours, for\n"
+               "nmt-translate --shortlist.\n"
                "Then, for example:\n"
                "  nmt-import --format marian --model model.bin --vocab vocab.spm --output model.pt\n"
                "  nmt-import --format marian --model opus.npz --vocab source.spm target.spm \\\n"
@@ -54,18 +56,35 @@ int run(int argc, char** argv) {
   app.add_option("--output,-o", output, "The checkpoint to write (.pt; appears whole or not at all)")->required();
   std::string shortlist_path, shortlist_output;
   app.add_option("--shortlist", shortlist_path,
-                 "marian: its binary lexical shortlist (lex.*.s2t.bin), written as one of ours (docs/shortlist.md)")
+                 "marian: its lexical shortlist, binary (lex.*.s2t.bin) or text (lex.s2t, \"target source "
+                 "probability\" lines, gzipped or not), written as one of ours (docs/shortlist.md)")
       ->check(CLI::ExistingFile);
+  std::vector<double> cut_values;
+  app.add_option("--shortlist-cut", cut_values,
+                 "For a text --shortlist, Marian's FIRST BEST [THRESHOLD] (default 100 100 0): the first target ids "
+                 "always, the BEST most probable targets per source piece, only probabilities above THRESHOLD")
+      ->expected(2, 3);
   app.add_option("--shortlist-output", shortlist_output,
                  "Where that shortlist goes (default: the checkpoint's path with .shortlist.tsv for its extension)");
   app.add_flag("--force", force, "Replace --output if it exists");
   return nmt::cli::run(app, common, argc, argv, [&] {
     if (!shortlist_output.empty() && shortlist_path.empty()) throw nmt::Error("--shortlist-output needs --shortlist");
+    if (!cut_values.empty() && shortlist_path.empty()) throw nmt::Error("--shortlist-cut needs --shortlist");
+    std::optional<nmt::MarianShortlistCut> cut;
+    if (!cut_values.empty()) {
+      for (int i = 0; i < 2; ++i) {
+        const double value = cut_values[i];
+        if (value < 0 || value > 1e9 || value != static_cast<double>(static_cast<uint64_t>(value)))
+          throw nmt::Error("--shortlist-cut: FIRST and BEST are whole numbers, got " + std::to_string(value));
+      }
+      cut = nmt::MarianShortlistCut{static_cast<uint64_t>(cut_values[0]), static_cast<uint64_t>(cut_values[1]),
+                                    cut_values.size() > 2 ? static_cast<float>(cut_values[2]) : 0.0f};
+    }
     if (!shortlist_path.empty() && shortlist_output.empty())
       shortlist_output = std::filesystem::path(output).replace_extension(".shortlist.tsv").string();
     for (const auto& path : {output, shortlist_output})
       if (!path.empty() && std::filesystem::exists(path) && !force) throw nmt::Error(path + " exists (--force replaces it)");
-    auto imported = nmt::import_marian(model_path, vocabularies, id_lists, shortlist_path);
+    auto imported = nmt::import_marian(model_path, vocabularies, id_lists, shortlist_path, cut);
     auto& loaded = imported.loaded;
     const auto& settings = loaded.config.model.section<nmt::TransformerConfig>();
     // The shortlist is written first and appears only once the checkpoint did: a failure

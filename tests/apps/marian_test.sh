@@ -112,9 +112,27 @@ changed=$(paste -d '\t' "$WORK/shared-lex.marian" "$WORK/shared-marian.marian" |
 echo "marian_test: a shortlist: Marian and ours agree on $same of 100 lines; it changed $changed of Marian's 100"
 [ "$same" -ge 95 ] || fail "Marian and ours with the same shortlist agree on only $same of 100 lines"
 [ "$changed" -ge 10 ] || fail "the shortlist changed only $changed of Marian's lines: too weak a test"
-expect_error "not a Marian binary shortlist" "$BIN/nmt-import" --format marian -m "$WORK/shared-lex/model.bin" \
-  --vocab "$WORK/shared-lex/vocab.spm" --shortlist "$WORK/shared.shortlist.tsv" -o "$WORK/refused.pt"
+# Not Marian's binary form, so read as its text form, whose lines ours are not.
+expect_error 'shared.shortlist.tsv:1: not "target source probability"' "$BIN/nmt-import" --format marian \
+  -m "$WORK/shared-lex/model.bin" --vocab "$WORK/shared-lex/vocab.spm" --shortlist "$WORK/shared.shortlist.tsv" \
+  -o "$WORK/refused.pt"
 [ ! -e "$WORK/refused.pt" ] || fail "a refused shortlist left the import's checkpoint"
+# Marian's text form (lex.s2t: "target source probability" lines, as extract_lex writes them;
+# gzipped, as often shipped): the same lists as text, </s> listing the frequent pieces as the
+# export does, cut as Marian would with --shortlist FILE 4 4 (every list whole), read back as
+# the binary file is.
+awk -F '\t' '/^\[/ {section = $0; next} section == "[always]" {print $1, "</s>", 1}
+  section == "[translations]" {print $2, $1, $3}' "$WORK/shared.shortlist.tsv" | gzip >"$WORK/lex.s2t.gz"
+"$BIN/nmt-import" --format marian -m "$WORK/shared-lex/model.bin" --vocab "$WORK/shared-lex/vocab.spm" \
+  --shortlist "$WORK/lex.s2t.gz" --shortlist-cut 4 4 -o "$WORK/text-lex.pt" >/dev/null 2>"$WORK/import.log" ||
+  { cat "$WORK/import.log" >&2; fail "nmt-import of a text shortlist failed"; }
+cmp -s <(sed -n '/^\[always\]/,$p' "$WORK/shared-lex.shortlist.tsv") <(sed -n '/^\[always\]/,$p' "$WORK/text-lex.shortlist.tsv") ||
+  fail "the text shortlist read back other lists than the binary one"
+[ "$(sed -n '/^\[translations\]/,$p' "$WORK/text-lex.shortlist.tsv" | wc -l)" -gt 100 ] ||
+  fail "the text shortlist read back almost nothing"
+expect_error "binary shortlist: its header says" "$BIN/nmt-import" --format marian -m "$WORK/shared-lex/model.bin" \
+  --vocab "$WORK/shared-lex/vocab.spm" --shortlist "$WORK/shared-lex/lex.s2t.bin" --shortlist-cut 4 4 \
+  -o "$WORK/refused.pt"
 # A shortlist that cannot be written leaves no checkpoint, and a checkpoint that cannot be
 # written leaves no shortlist (nor its temporary).
 expect_error "cannot write" "$BIN/nmt-import" --format marian -m "$WORK/shared-lex/model.bin" \

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -136,4 +138,58 @@ TEST_CASE("our shortlist in our Marian export's ids reads back as itself", "[mar
   CHECK(last_empty.offsets == std::vector<uint64_t>{0, 0, 0, 0, 2, 4, 4, 5});
   CHECK(last_empty.targets.back() == 3);
   CHECK(targets(shortlist_from_marian(last_empty, identity).translations(6)).empty());
+}
+
+namespace {
+
+// Lines of a text shortlist, handed out one at a time as a file would.
+std::function<bool(std::string&)> lines_of(std::vector<std::string> lines) {
+  auto remaining = std::make_shared<std::vector<std::string>>(std::move(lines));
+  auto next = std::make_shared<size_t>(0);
+  return [remaining, next](std::string& line) {
+    if (*next >= remaining->size()) return false;
+    line = (*remaining)[(*next)++];
+    return true;
+  };
+}
+
+// Pieces "s0".."s3" and "t0".."t5" are ids 0..; anything else is id 1 (the <unk> of both sides).
+uint32_t piece_id(const std::string& piece) {
+  if (piece.size() == 2 && (piece[0] == 's' || piece[0] == 't') && piece[1] >= '0' && piece[1] <= '5')
+    return static_cast<uint32_t>(piece[1] - '0');
+  return 1;
+}
+
+}  // namespace
+
+TEST_CASE("a Marian text shortlist keeps each source piece's most probable targets, as Marian's decoder",
+          "[marian][shortlist]") {
+  const auto marian = marian_shortlist_from_text(
+      lines_of({"t3 s0 0.5", "t1 s0 0.25", "t4 s0 0.5", "t2 s0 0.75", "NULL s0 0.9", "t5 NULL 0.9", "",
+                "t2 s2 0.1", "t2 s2 0.6", "t5 s2 0", "t4 oov 0.3", "t3 s3 0.01"}),
+      "lex.s2t", 4, piece_id, piece_id, MarianShortlistCut{2, 3, 0.05f});
+  CHECK(marian.first == 2);
+  CHECK(marian.best == 3);
+  // s0: 0.75 (t2), then the tie at 0.5 (t4 before t3, the higher id first); t1 cut; NULL skipped.
+  // s1 (<unk>): the unknown piece's t4. s2: t2's last listing 0.6; t5's 0 is not above 0.05.
+  // s3: 0.01, not above the threshold.
+  CHECK(marian.offsets == std::vector<uint64_t>{0, 3, 4, 5, 5});
+  CHECK(marian.targets == std::vector<uint32_t>{2, 3, 4, 4, 2});
+  // Every source id Marian lists becomes one of ours through the same path as a binary file's.
+  const auto ours = shortlist_from_marian(marian, MarianShortlistIds{{3, 10, 11, 12}, {3, 10, 11, 12, 13, 14}, 13, 15});
+  CHECK(targets(ours.translations(10)) == std::vector<int>{13});
+}
+
+TEST_CASE("a line of a Marian text shortlist that is not target, source, probability is refused by number",
+          "[marian][shortlist]") {
+  const auto read = [](std::vector<std::string> lines) {
+    return marian_shortlist_from_text(lines_of(std::move(lines)), "lex.s2t", 4, piece_id, piece_id, {});
+  };
+  CHECK_THROWS_WITH(read({"t1 s0 0.5", "t1 s0"}), HasSubstring("lex.s2t:2: not \"target source probability\""));
+  CHECK_THROWS_WITH(read({"t1 s0 high"}), HasSubstring("lex.s2t:1: not"));
+  CHECK_THROWS_WITH(read({"t1 s0 0.5 extra"}), HasSubstring("lex.s2t:1: not"));
+  CHECK_THROWS_WITH(read({"t1 s0 nan"}), HasSubstring("lex.s2t:1: not"));
+  CHECK_THROWS_WITH(marian_shortlist_from_text(lines_of({"t1 s5 0.5"}), "lex.s2t", 4, piece_id, piece_id, {}),
+                    HasSubstring("lex.s2t:1: source id 5 outside the vocabulary of 4"));
+  CHECK(read({}).targets.empty());
 }

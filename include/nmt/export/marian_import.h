@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "nmt/export/marian_shortlist.h"
 #include "nmt/models/checkpoint.h"
 #include "nmt/text/shortlist.h"
 
@@ -31,11 +32,13 @@ struct MarianImport {
 /// Reads `model_path` (a Marian .bin, or .npz: told apart by their bytes) with `vocabularies`:
 /// one SentencePiece model (.spm) for both sides, or the source's and the target's. Marian's ids
 /// are the SentencePiece models' own unless `id_lists` gives Marian's vocab.yml (one for both
-/// sides, or two), as OPUS-MT's models have. With `shortlist_path`, Marian's binary lexical
-/// shortlist (lex.*.s2t.bin) for the same vocabularies, read as what Marian decodes a sentence
-/// over (export/marian_shortlist.h). Throws nmt::Error naming the file, the item or the config
-/// key at fault.
+/// sides, or two), as OPUS-MT's models have. With `shortlist_path`, Marian's lexical shortlist
+/// for the same vocabularies, read as what Marian decodes a sentence over
+/// (export/marian_shortlist.h): binary (lex.*.s2t.bin), or text (lex.s2t, gzipped or not), cut
+/// as `text_cut` says (Marian's defaults where not given; refused with a binary file, whose
+/// header says). Throws nmt::Error naming the file, the item or the config key at fault.
 MarianImport import_marian(const std::string& model_path, const std::vector<std::string>& vocabularies,
-                           const std::vector<std::string>& id_lists = {}, const std::string& shortlist_path = "");
+                           const std::vector<std::string>& id_lists = {}, const std::string& shortlist_path = "",
+                           const std::optional<MarianShortlistCut>& text_cut = std::nullopt);
 
 }  // namespace nmt

@@ -19,6 +19,7 @@
 // of our Marian export (our SentencePiece models, read by Marian with our ids).
 // Torch-free.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,30 @@ bool is_marian_binary_shortlist(std::string_view bytes);
 /// offsets that decrease or run past the targets, a target id outside the target vocabulary.
 MarianLexicalShortlist read_marian_shortlist(std::string_view bytes, const std::string& file_name,
                                              int64_t source_vocab, int64_t target_vocab);
+
+/// How Marian cuts a text shortlist: its `--shortlist FILE first best threshold` (100 100 0
+/// when not given).
+struct MarianShortlistCut {
+  uint64_t first = 100;  ///< target ids [0, first) are candidates for every sentence
+  uint64_t best = 100;   ///< the most targets kept per source piece
+  float threshold = 0;   ///< only probabilities above it are kept
+};
+
+/// Marian's id of a piece of one side's vocabulary (its <unk> for a piece it lacks).
+using MarianPieceIds = std::function<uint32_t(const std::string& piece)>;
+
+/// A text lexical shortlist (`lex.s2t`, or gzipped: lines "target source probability", the
+/// lexical table fast_align's extract_lex writes) as Marian's decoder reads one
+/// (marian-dev's LexicalShortlistGenerator): a line naming NULL is skipped, a pair listed
+/// again takes its last probability, and each source id keeps its `cut.best` targets of
+/// highest probability above `cut.threshold` (ties: the higher target id first, as Marian's
+/// sort), sorted by id. `next_line` gives the lines one at a time (false at the end).
+/// Throws nmt::Error naming `file_name` and the line for a line that is not
+/// "piece piece probability", or a source id outside `source_vocab`.
+MarianLexicalShortlist marian_shortlist_from_text(const std::function<bool(std::string&)>& next_line,
+                                                  const std::string& file_name, int64_t source_vocab,
+                                                  const MarianPieceIds& source_id, const MarianPieceIds& target_id,
+                                                  const MarianShortlistCut& cut);
 
 /// The file's bytes, checksum included.
 std::string marian_shortlist_bytes(const MarianLexicalShortlist& shortlist);
