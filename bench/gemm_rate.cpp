@@ -23,6 +23,7 @@
 #include "nmt/base/config.h"
 #include "nmt/base/cpu_features.h"
 #include "nmt/models/onednn_gemm.h"
+#include "nmt/models/transformer/transformer_config.h"
 #include "nmt/text/prepared_corpus.h"
 
 namespace {
@@ -116,7 +117,7 @@ int main(int argc, char** argv) {
     torch::set_num_threads(threads);
     const auto config = nmt::load_config(config_path);
     const double ratio = source_per_target(corpus_path, config.train.max_length);
-    const auto layers = transformer_layers(config.model.transformer, vocab);
+    const auto layers = transformer_layers(config.model.section<nmt::TransformerConfig>(), vocab);
     std::printf("CPU features: %s; %d threads; %lld rows; source/target tokens %.3f\n",
                 nmt::describe_cpu_features().c_str(), threads, static_cast<long long>(rows), ratio);
     std::printf("| product | in x out | per target token | blas fwd / dX / dW GFLOP/s | onednn fwd / dX / dW GFLOP/s |\n");
