@@ -2,18 +2,13 @@
 
 #include <torch/torch.h>
 #include <yaml-cpp/yaml.h>
-#include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <memory>
 #include <set>
-#include <unordered_map>
 
 #include "nmt/base/atomic_file.h"
 #include "nmt/base/error.h"
@@ -26,6 +21,7 @@
 #include "nmt/text/sentencepiece_ids.h"
 #include "nmt/text/tokenizer.h"
 
+#include "marian_shortlist_file.h"
 #include "marian_weights.h"
 
 namespace nmt {
@@ -312,78 +308,6 @@ void copy_marian_weights(Seq2SeqModel& model, const std::map<std::string, const 
       throw Error(origin + ": item " + name + " is not part of the Transformer its config describes (not read: refused)");
 }
 
-// A text file's lines one at a time, gzipped or not (zlib reads a plain file as it is):
-// text shortlists are often shipped gzipped (lex.s2t.gz), and large; one line is held.
-class TextLines {
- public:
-  explicit TextLines(const std::string& path) : path_(path), file_(gzopen(path.c_str(), "rb")) {
-    if (file_ == nullptr) throw Error("cannot read " + path + ": " + std::strerror(errno));
-  }
-  ~TextLines() { gzclose(file_); }
-  TextLines(const TextLines&) = delete;
-  TextLines& operator=(const TextLines&) = delete;
-
-  bool next(std::string& line) {
-    line.clear();
-    char buffer[4096];
-    while (gzgets(file_, buffer, sizeof buffer) != nullptr) {
-      line += buffer;
-      if (line.back() == '\n') {
-        line.pop_back();
-        return true;
-      }
-    }
-    int status = Z_OK;
-    const char* message = gzerror(file_, &status);
-    if (status != Z_OK && status != Z_STREAM_END) throw Error(path_ + ": " + message);
-    return !line.empty();
-  }
-
- private:
-  std::string path_;
-  gzFile file_;
-};
-
-// Marian's id of each piece of one side, its <unk> for a piece it lacks (as Marian's
-// vocabularies answer; a piece of the SentencePiece model missing from vocab.yml is one).
-MarianPieceIds marian_piece_ids(const ImportedVocabulary& side) {
-  auto ids = std::make_shared<std::unordered_map<std::string, uint32_t>>();
-  uint32_t unknown = 0;
-  for (size_t marian = 0; marian < side.our_id_of_marian_id.size(); ++marian) {
-    const int ours = side.our_id_of_marian_id[marian];
-    ids->emplace(side.tokenizer.piece(ours), static_cast<uint32_t>(marian));
-    if (ours == SpecialIds::kUnk) unknown = static_cast<uint32_t>(marian);
-  }
-  return [ids, unknown](const std::string& piece) {
-    const auto found = ids->find(piece);
-    return found == ids->end() ? unknown : found->second;
-  };
-}
-
-bool starts_as_binary_shortlist(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read " + path + ": " + std::strerror(errno));
-  std::string head(sizeof(uint64_t), '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
-  return is_marian_binary_shortlist(head);
-}
-
-// The shortlist at `path`, binary or text, in Marian's ids.
-MarianLexicalShortlist read_any_marian_shortlist(const std::string& path, const ImportedVocabulary& source,
-                                                 const ImportedVocabulary& target, int64_t marian_source,
-                                                 int64_t marian_target, const std::optional<MarianShortlistCut>& cut) {
-  if (starts_as_binary_shortlist(path)) {
-    if (cut)
-      throw Error(path + " is a binary shortlist: its header says how it was cut (the first, best and threshold "
-                         "options are for a text one)");
-    return read_marian_shortlist(read_file(path, "Marian shortlist"), path, marian_source, marian_target);
-  }
-  TextLines lines(path);
-  return marian_shortlist_from_text([&lines](std::string& line) { return lines.next(line); }, path, marian_source,
-                                    marian_piece_ids(source), marian_piece_ids(target), cut.value_or(MarianShortlistCut{}));
-}
-
 }  // namespace
 
 MarianImport import_marian(const std::string& model_path, const std::vector<std::string>& vocabularies,
@@ -454,8 +378,9 @@ MarianImport import_marian(const std::string& model_path, const std::vector<std:
     const MarianShortlistIds ids{source.our_id_of_marian_id, target.our_id_of_marian_id,
                                  source.tokenizer.vocab_size(), target.tokenizer.vocab_size(),
                                  marian_vocabularies.front() == marian_vocabularies.back()};
-    const auto marian =
-        read_any_marian_shortlist(shortlist_path, source, target, marian_source, marian_target, text_cut);
+    const auto marian = read_marian_shortlist_file(shortlist_path, {source.tokenizer, source.our_id_of_marian_id},
+                                                   {target.tokenizer, target.our_id_of_marian_id}, marian_source,
+                                                   marian_target, text_cut);
     result.shortlist = shortlist_from_marian(marian, ids);
     result.notes.push_back("shortlist " + shortlist_path + ": the first " + std::to_string(marian.first) +
                            " target ids always, at most " + std::to_string(marian.best) + " per source piece" +
