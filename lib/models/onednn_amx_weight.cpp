@@ -88,8 +88,8 @@ torch::Tensor checked_weight(AmxProduct product, const torch::Tensor& weight) {
   if (!onednn_amx_enabled(product))
     throw Error(std::string("oneDNN does not run the ") + name_of(product) + " matmul on AMX on this CPU");
   if (weight.dim() != 2 || weight.scalar_type() != types_of(product).weights_tensor || !weight.device().is_cpu())
-    throw Error(std::string("a packed ") + name_of(product) + " weight is a 2-D " +
-                (product == AmxProduct::bf16 ? "bf16" : "int8") + " tensor on the CPU");
+    throw Error(std::string("a packed ") + name_of(product) + " weight is a 2-D " + name_of(product) +
+                " tensor on the CPU");
   return weight.detach().contiguous();
 }
 

@@ -99,7 +99,8 @@ int wait_for(const Rank& rank, double seconds) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
   while (Clock::now() < deadline) {
     int status = 0;
-    if (::waitpid(rank.pid, &status, WNOHANG) == rank.pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (::waitpid(rank.pid, &status, WNOHANG) == rank.pid)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ::kill(rank.pid, SIGKILL);
